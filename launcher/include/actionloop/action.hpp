@@ -1,0 +1,56 @@
+// actionloop/action.hpp — the whole public contract for C++ OpenWhisk actions.
+//
+// Write one function and nothing else:
+//
+//     #include <actionloop/action.hpp>   // optional: brings <nlohmann/json.hpp> and the context
+//
+//     nlohmann::json main(nlohmann::json args) {          // or (const nlohmann::json& args)
+//         return {{"greeting", "Hello, " + args.value("name", std::string("stranger"))}};
+//     }
+//
+// `compile` (and the CMake helper add_action) renames your entry point to
+// `actionloop_main` with a macro, because a global `main` must return int; the launcher
+// library owns the real `int main()` and runs the activation loop:
+//   * one JSON request per line on stdin, one compact JSON answer per line on fd 3;
+//   * `args` is the request's `value` (an object, an array, or {} when absent);
+//   * every other string field of the request is exported as __OW_<FIELD> before the call;
+//   * an exception becomes the answer {"error": what()} (also printed on stderr), and the
+//     process keeps serving; globals live as long as the warm process.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace actionloop {
+
+/// The activation being served, read from the __OW_* variables the launcher exports.
+/// Cheap to construct; construct it inside your function (values change per activation).
+class context {
+public:
+    context();
+
+    /// __OW_ACTIVATION_ID, e.g. "2a1c…"; empty outside OpenWhisk.
+    const std::string& activation_id() const { return activation_id_; }
+    /// __OW_ACTION_NAME, e.g. "/guest/alerts/monitor".
+    const std::string& action_name() const { return action_name_; }
+    /// __OW_NAMESPACE of the activation.
+    const std::string& ns() const { return namespace_; }
+    /// __OW_API_HOST, for calling back into OpenWhisk.
+    const std::string& api_host() const { return api_host_; }
+    /// The activation's deadline (epoch milliseconds from __OW_DEADLINE), or
+    /// time_point::max() when the platform did not give one.
+    std::chrono::system_clock::time_point deadline() const { return deadline_; }
+    /// Time left before the deadline (zero once it has passed; hours when there is none).
+    std::chrono::milliseconds time_left() const;
+
+private:
+    std::string activation_id_;
+    std::string action_name_;
+    std::string namespace_;
+    std::string api_host_;
+    std::chrono::system_clock::time_point deadline_;
+};
+
+}  // namespace actionloop
