@@ -1,0 +1,136 @@
+// alert_core.hpp — the pure decision core: (state, batch of ETags, now) -> (state,
+// notifications, stats). No I/O, no environment, no clock: the caller passes `now`.
+//
+// One activation = process(): ETags are resolved to accounts and devices (unknown and foreign
+// accounts are counted and skipped without creating any state), sorted by (device, ts) with
+// the batch order breaking ties, checked for duplicates (recent ids) and staleness, and applied
+// to each device's state machine; a device's pending hold that is due by an event's time
+// matures before that event is applied. Then every hold due by `now` matures (timer heap).
+// After process(), changes() lists what a state store must persist.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "batch_result.hpp"
+#include "config.hpp"
+#include "device_machine.hpp"
+#include "etag.hpp"
+#include "records.hpp"
+#include "recent_ids.hpp"
+#include "string_interner.hpp"
+#include "timer_heap.hpp"
+
+namespace alerts {
+
+struct core_options {
+    std::string datacenter;   // EEN_AGENT_DATACENTER; empty: every account
+    bool motion = true;       // handle motion ETags (the `motion` and `monitor` actions)
+    bool state = true;        // handle status/heartbeat ETags (`state` and `monitor`)
+};
+
+/// What process() changed that a restart would lose.
+struct change_set {
+    std::vector<std::uint32_t> devices;   // device indices whose record changed
+    std::vector<std::uint64_t> cooldowns; // keys into the cooldown table
+    std::vector<std::uint64_t> ids;       // ids of events that had an effect
+};
+
+class alert_core {
+public:
+    explicit alert_core(core_options options = {});
+
+    /// Installs a config (a no-op when its fingerprint equals the installed one).
+    void set_config(std::shared_ptr<const alert_config> config);
+    const alert_config* config() const { return config_.get(); }
+    const core_options& options() const { return options_; }
+
+    /// Applies a batch (possibly empty: a tick) at evaluation time `now`.
+    const batch_result& process(const std::vector<etag>& batch, double now);
+    const batch_result& result() const { return result_; }
+    const change_set& changes() const { return changes_; }
+
+    std::string_view account_id(std::uint32_t account) const { return account_names_.key(account); }
+    std::string_view device_id(std::uint32_t device) const { return device_keys_.key(device).substr(4); }
+    /// The device's config, or nullptr when its account's config does not list it.
+    const device_config* device_cfg(std::uint32_t device) const;
+    const device_slot& slot(std::uint32_t device) const { return slots_[device]; }
+    std::uint32_t find_device(std::string_view account, std::string_view device) const;
+
+    std::size_t device_count() const { return slots_.size(); }
+    std::size_t pending() const { return pending_; }
+    /// Bytes held by the per-device structures (table, slots, timers, ids, cooldowns).
+    std::size_t memory_bytes() const;
+
+    // Persistence: export (for a store) and restore (from a store; config must be installed).
+    void export_device(std::uint32_t device, record_sink& sink) const;
+    void export_cooldown(std::uint64_t key, record_sink& sink) const;
+    void export_all(record_sink& sink) const;
+    void restore_device(const device_record& r);
+    void restore_cooldown(const cooldown_record& r);
+    void restore_id(std::uint64_t id_hash);
+
+    /// The stable hash of an event id for (account, device); what recent ids hold.
+    static std::uint64_t id_hash(std::uint64_t device_key_hash, std::string_view id);
+    static std::uint64_t device_key_hash(std::string_view account, std::string_view device);
+
+private:
+    struct account_entry {
+        std::uint64_t hash = 0;
+        std::int32_t cfg = -1;  // index in config accounts, -1: not (or no longer) configured
+        bool foreign = false;
+    };
+    struct work_item {
+        double ts;
+        std::uint32_t device;
+        std::uint32_t pos;
+        std::uint64_t id;  // id hash, 0 when the ETag has no id
+    };
+    struct cooldown_entry {
+        double last_alert = 0;
+        std::uint32_t device = 0;
+        std::string region;
+    };
+
+    // alert_core.cpp: configuration and the activation pipeline.
+    void bind_accounts();
+    void bind_devices();
+    void rebuild_timers();
+    std::uint32_t intern_device(std::uint32_t account, std::string_view device, std::uint64_t h);
+    void resolve(const std::vector<etag>& batch);
+    bool accepts(etag_type t) const;
+    void finish_stats();
+    // core_apply.cpp: the rules.
+    void apply(const etag& e, const work_item& w);
+    bool is_duplicate(const device_slot& d, const etag& e, const work_item& w) const;
+    void mature_if_due(std::uint32_t device, double t);
+    void mature_due_timers();
+    bool apply_state(std::uint32_t device, const etag& e);
+    bool apply_motion(std::uint32_t device, const etag& e);
+    bool cooled_down(std::uint32_t device, const region_config& region, double ts);
+    void emit_state(std::uint32_t device);
+    void emit(notification n);
+    const recipient_list& recipients_for(std::uint32_t device, const region_config* r) const;
+    void mark_dirty(std::uint32_t device);
+
+    core_options options_;
+    std::shared_ptr<const alert_config> config_;
+    string_interner account_names_;
+    std::vector<account_entry> accounts_;
+    string_interner device_keys_;  // key: 4-byte account index + device id
+    std::vector<device_slot> slots_;
+    timer_heap timers_;
+    recent_ids ids_;
+    std::unordered_map<std::uint64_t, cooldown_entry> cooldowns_;
+    std::size_t pending_ = 0;
+    double now_ = 0;
+
+    std::vector<work_item> work_;
+    std::vector<double> delays_;
+    batch_result result_;
+    change_set changes_;
+};
+
+}  // namespace alerts

@@ -1,0 +1,54 @@
+// batch_result.hpp — what one activation of the decision core produces: the notifications to
+// deliver and the per-activation stats (alerts.md "Output").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "config.hpp"
+#include "types.hpp"
+
+namespace alerts {
+
+/// One notification. Names are resolved through the core (account_id/device_id); pointers
+/// refer into the installed config and stay valid until the config changes.
+struct notification {
+    notif_type type = notif_type::alert;
+    std::uint32_t account = 0;  // account index
+    std::uint32_t device = 0;   // device index
+    const region_config* region = nullptr;      // motion only
+    const recipient_list* recipients = nullptr;  // never null
+    double event_ts = 0;    // the ETag's time (for state: when the device changed)
+    double publish_ts = 0;  // the evaluation time
+    double due_ts = 0;      // eventTs for motion, eventTs + hold for state
+    double delay = 0;       // alertDelay = publish_ts - due_ts
+    bool late = false;      // delay over alert_delay_threshold
+};
+
+struct delay_summary {
+    double max = 0;
+    double p50 = 0;
+};
+
+struct batch_stats {
+    std::uint64_t etags = 0;       // received (including rejected)
+    std::uint64_t heartbeats = 0;
+    std::uint64_t ignored = 0;     // no effect
+    std::uint64_t stale = 0;
+    std::uint64_t duplicates = 0;
+    std::uint64_t foreign = 0;     // another data center's accounts
+    std::uint64_t unknown = 0;     // accounts absent from the config
+    std::uint64_t suppressed = 0;  // motion inside a region's cooldown
+    std::uint64_t rejected = 0;    // malformed ETags
+    std::uint64_t late = 0;        // notifications over alert_delay_threshold
+    std::uint64_t pending = 0;     // holds still running, all devices
+    std::uint64_t devices = 0;     // devices known to the action
+    delay_summary alert_delay;
+};
+
+struct batch_result {
+    std::vector<notification> notifications;
+    batch_stats stats;
+};
+
+}  // namespace alerts

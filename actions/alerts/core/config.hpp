@@ -1,0 +1,93 @@
+// config.hpp — the alert configuration (alerts.md "Config"), parsed once from nlohmann::json.
+//
+// Accounts and devices are stored in flat vectors; the decision core refers to them by index
+// and re-resolves its indices whenever a different config is installed. `fingerprint` is a
+// hash of the raw JSON, so an unchanged bound config is recognised without being re-parsed.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "types.hpp"
+
+namespace alerts {
+
+/// Thrown for a config that does not have the documented shape; what() names the path.
+class config_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+using recipient_list = std::vector<std::string>;
+
+struct region_config {
+    std::string name;
+    bool enabled = true;
+    double sensitivity = 0;     // a motion alert needs magnitude >= sensitivity
+    std::string level = "normal";
+    recipient_list recipients;  // empty: fall back to the device's, then the account's
+    double cooldown = 0;        // seconds; repeats inside it are suppressed
+};
+
+struct device_config {
+    std::string id;
+    std::string name;
+    recipient_list recipients;
+    std::vector<region_config> regions;
+
+    /// The region called `name`, or nullptr.
+    const region_config* find_region(std::string_view region) const;
+};
+
+struct account_config {
+    std::string id;
+    std::string datacenter;
+    recipient_list recipients;
+    std::unordered_map<std::string, std::uint32_t> devices;  // device id -> index in devices
+};
+
+struct hold_times {
+    double offline = 300;
+    double online = 95;
+    double internet_offline = 300;
+
+    /// How long a device must stay in `s` before it is announced.
+    double of(device_state s) const {
+        switch (s) {
+            case device_state::offline: return offline;
+            case device_state::internet_offline: return internet_offline;
+            case device_state::online: break;
+        }
+        return online;
+    }
+};
+
+struct alert_config {
+    hold_times holds;
+    double alert_delay_threshold = 300;
+    std::size_t recent_ids = 65536;  // capacity of the recent-id ring (idempotence by id)
+    std::vector<account_config> accounts;
+    std::vector<device_config> devices;
+    std::uint64_t fingerprint = 0;
+
+    /// Index of the account called `id` in `accounts`, or -1.
+    std::int32_t find_account(std::string_view id) const;
+
+private:
+    friend alert_config parse_config(const nlohmann::json& j);
+    std::unordered_map<std::string, std::uint32_t> account_index_;
+};
+
+/// Fingerprint of a raw config value (cheap compared with parsing it).
+std::uint64_t config_fingerprint(const nlohmann::json& j);
+
+/// Parses and validates a config; throws config_error.
+alert_config parse_config(const nlohmann::json& j);
+
+}  // namespace alerts

@@ -1,0 +1,162 @@
+// core_apply.cpp — the rules of alerts.md "Behaviour", applied to one device at a time:
+// duplicates and stale events, hold timers, state changes and flaps, motion with region
+// sensitivity and per-region cooldown, and recipient fallback region -> device -> account.
+#include <cmath>
+
+#include "alert_core.hpp"
+#include "hash.hpp"
+
+namespace alerts {
+
+namespace {
+
+std::uint32_t short_id(std::uint64_t id) { return static_cast<std::uint32_t>(id) | 1U; }
+
+}  // namespace
+
+bool alert_core::is_duplicate(const device_slot& d, const etag& e, const work_item& w) const {
+    if (w.id == 0) return false;
+    if (ids_.contains(w.id)) return true;
+    // Forgotten by the ring (or lost with a restart without a state dir): the device's last
+    // applied event, if it is this one, still tells.
+    return e.ts == d.last_ts && d.last_id == short_id(w.id);
+}
+
+void alert_core::apply(const etag& e, const work_item& w) {
+    device_slot& d = slots_[w.device];
+    if (is_duplicate(d, e, w)) {
+        ++result_.stats.duplicates;
+        return;
+    }
+    if (e.ts < d.last_ts) {
+        ++result_.stats.stale;
+        return;
+    }
+    mature_if_due(w.device, e.ts);
+    const bool effect = e.type == etag_type::motion ? apply_motion(w.device, e)
+                                                    : apply_state(w.device, e);
+    device_slot& after = slots_[w.device];
+    after.last_ts = e.ts;
+    if (w.id != 0) {
+        after.last_id = short_id(w.id);
+        ids_.insert(w.id);
+        if (effect) changes_.ids.push_back(w.id);
+    }
+}
+
+void alert_core::mark_dirty(std::uint32_t device) {
+    device_slot& d = slots_[device];
+    if (d.flags & SLOT_DIRTY) return;
+    d.flags |= SLOT_DIRTY;
+    changes_.devices.push_back(device);
+}
+
+bool alert_core::apply_state(std::uint32_t device, const etag& e) {
+    device_slot& d = slots_[device];
+    switch (observe_state(d, e.state, e.ts)) {
+        case state_effect::none:
+            ++result_.stats.ignored;  // the hot path: a same-state heartbeat
+            return false;
+        case state_effect::flap:
+            --pending_;
+            break;
+        case state_effect::hold_started:
+            ++pending_;
+            timers_.push({hold_due(d, config_->holds), device, d.hold_gen});
+            break;
+        case state_effect::hold_restarted:
+            timers_.push({hold_due(d, config_->holds), device, d.hold_gen});
+            break;
+    }
+    mark_dirty(device);
+    return true;
+}
+
+void alert_core::mature_if_due(std::uint32_t device, double t) {
+    const device_slot& d = slots_[device];
+    if (hold_pending(d) && hold_due(d, config_->holds) <= t) emit_state(device);
+}
+
+void alert_core::mature_due_timers() {
+    while (!timers_.empty() && timers_.top().due <= now_) {
+        const hold_timer t = timers_.top();
+        timers_.pop();
+        const device_slot& d = slots_[t.device];
+        if (d.hold_gen != t.gen || !hold_pending(d)) continue;  // cancelled or already sent
+        const double due = hold_due(d, config_->holds);
+        if (due > now_) {
+            timers_.push({due, t.device, t.gen});
+            continue;
+        }
+        emit_state(t.device);
+    }
+}
+
+void alert_core::emit_state(std::uint32_t device) {
+    device_slot& d = slots_[device];
+    notification n;
+    n.due_ts = hold_due(d, config_->holds);
+    n.event_ts = d.hold_ts;
+    n.type = settle(d);
+    n.device = device;
+    n.recipients = &recipients_for(device, nullptr);
+    --pending_;
+    mark_dirty(device);
+    emit(n);
+}
+
+bool alert_core::apply_motion(std::uint32_t device, const etag& e) {
+    const device_config* cfg = device_cfg(device);
+    const region_config* region = cfg ? cfg->find_region(e.region) : nullptr;
+    if (!region || !region->enabled || !(e.magnitude >= region->sensitivity)) {
+        ++result_.stats.ignored;
+        return false;
+    }
+    if (!cooled_down(device, *region, e.ts)) {
+        ++result_.stats.suppressed;
+        return false;
+    }
+    notification n;
+    n.type = notif_type::alert;
+    n.device = device;
+    n.region = region;
+    n.recipients = &recipients_for(device, region);
+    n.event_ts = e.ts;
+    n.due_ts = e.ts;
+    emit(n);
+    return true;
+}
+
+bool alert_core::cooled_down(std::uint32_t device, const region_config& region, double ts) {
+    if (region.cooldown <= 0) return true;
+    const std::uint64_t key = hash_combine(device, hash_bytes(region.name));
+    auto [it, inserted] = cooldowns_.try_emplace(key);
+    if (!inserted && ts - it->second.last_alert < region.cooldown) return false;
+    if (inserted) {
+        it->second.device = device;
+        it->second.region = region.name;
+    }
+    it->second.last_alert = ts;
+    changes_.cooldowns.push_back(key);
+    return true;
+}
+
+const recipient_list& alert_core::recipients_for(std::uint32_t device,
+                                                 const region_config* region) const {
+    if (region && !region->recipients.empty()) return region->recipients;
+    const device_config* cfg = device_cfg(device);
+    if (cfg && !cfg->recipients.empty()) return cfg->recipients;
+    const std::int32_t acfg = accounts_[slots_[device].account].cfg;
+    static const recipient_list none;
+    return acfg < 0 ? none : config_->accounts[static_cast<std::size_t>(acfg)].recipients;
+}
+
+void alert_core::emit(notification n) {
+    n.account = slots_[n.device].account;
+    n.publish_ts = now_;
+    n.delay = now_ - n.due_ts;
+    n.late = n.delay > config_->alert_delay_threshold;
+    result_.notifications.push_back(n);
+}
+
+}  // namespace alerts

@@ -1,0 +1,84 @@
+// core_records.cpp — export and restore of the core's persistent state (device records,
+// cooldowns, recent ids) for the state stores.
+#include "alert_core.hpp"
+#include "hash.hpp"
+
+namespace alerts {
+
+void alert_core::export_device(std::uint32_t device, record_sink& sink) const {
+    const device_slot& d = slots_[device];
+    device_record r;
+    r.account = account_id(d.account);
+    r.device = device_id(device);
+    r.state = d.state;
+    r.notified = d.notified;
+    r.hold_ts = d.hold_ts;
+    r.last_ts = d.last_ts;
+    r.last_id = d.last_id;
+    sink.on_device(r);
+}
+
+void alert_core::export_cooldown(std::uint64_t key, record_sink& sink) const {
+    auto it = cooldowns_.find(key);
+    if (it == cooldowns_.end()) return;
+    cooldown_record r;
+    r.account = account_id(slots_[it->second.device].account);
+    r.device = device_id(it->second.device);
+    r.region = it->second.region;
+    r.last_alert = it->second.last_alert;
+    sink.on_cooldown(r);
+}
+
+void alert_core::export_all(record_sink& sink) const {
+    for (std::uint32_t i = 0; i < slots_.size(); ++i) {
+        const device_slot& d = slots_[i];
+        if (d.state != device_state::online || d.notified != device_state::online) {
+            export_device(i, sink);
+        }
+    }
+    for (const auto& entry : cooldowns_) export_cooldown(entry.first, sink);
+    ids_.for_each([&](std::uint64_t id) { sink.on_id(id); });
+}
+
+void alert_core::restore_device(const device_record& r) {
+    if (!config_) throw config_error("config: none installed");
+    const std::uint32_t a = account_names_.find(r.account, hash_bytes(r.account));
+    if (a == string_interner::npos || accounts_[a].cfg < 0) return;  // account left the config
+    if (r.device.empty() || r.device.size() > MAX_NAME_LENGTH) return;
+    const std::uint32_t device =
+        intern_device(a, r.device, device_key_hash(r.account, r.device));
+    device_slot& d = slots_[device];
+    if (hold_pending(d)) --pending_;
+    d.state = r.state;
+    d.notified = r.notified;
+    d.hold_ts = r.hold_ts;
+    d.last_ts = r.last_ts;
+    d.last_id = r.last_id;
+    ++d.hold_gen;
+    if (hold_pending(d)) {
+        ++pending_;
+        timers_.push({hold_due(d, config_->holds), device, d.hold_gen});
+    }
+}
+
+void alert_core::restore_cooldown(const cooldown_record& r) {
+    const std::uint32_t device = find_device(r.account, r.device);
+    std::uint32_t index = device;
+    if (index == string_interner::npos) {
+        const std::uint32_t a = account_names_.find(r.account, hash_bytes(r.account));
+        if (a == string_interner::npos || accounts_[a].cfg < 0) return;
+        if (r.device.empty() || r.device.size() > MAX_NAME_LENGTH) return;
+        index = intern_device(a, r.device, device_key_hash(r.account, r.device));
+    }
+    const std::uint64_t key = hash_combine(index, hash_bytes(r.region));
+    cooldown_entry& c = cooldowns_[key];
+    c.device = index;
+    c.region = std::string(r.region);
+    c.last_alert = r.last_alert;
+}
+
+void alert_core::restore_id(std::uint64_t id_hash) {
+    if (!ids_.contains(id_hash)) ids_.insert(id_hash);
+}
+
+}  // namespace alerts

@@ -1,0 +1,62 @@
+// device_machine.hpp — the per-device state machine, as pure functions over a compact slot.
+//
+// A device has an observed state (`state`, the last one applied) and an announced state
+// (`notified`, the last one sent to people; `online` for a device never announced). A hold is
+// pending exactly when they differ: it started at `hold_ts` and matures hold(state) seconds
+// later, when `state` becomes the announced one. Coming back to the announced state before
+// then cancels the hold without a word (a flap). Hence `Online` only ever follows a sent
+// `Offline`/`InternetOffline`.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "config.hpp"
+#include "types.hpp"
+
+namespace alerts {
+
+/// Everything the core keeps per device: 40 bytes.
+struct device_slot {
+    double last_ts = -std::numeric_limits<double>::infinity();  // last applied event time
+    double hold_ts = 0;           // when the pending hold started (meaningful while pending)
+    std::uint32_t account = 0;    // index in the core's account table
+    std::uint32_t last_id = 0;    // short hash of the last applied event's id (0: none)
+    std::uint32_t hold_gen = 0;   // bumped whenever a hold starts or ends (lazy timer deletion)
+    std::int32_t cfg = -1;        // index of the device's config, -1 when not configured
+    device_state state = device_state::online;
+    device_state notified = device_state::online;
+    std::uint8_t flags = 0;       // DIRTY: changed in this activation
+};
+
+inline constexpr std::uint8_t SLOT_DIRTY = 1;
+
+/// What applying an observed state did.
+enum class state_effect : std::uint8_t { none, hold_started, hold_restarted, flap };
+
+inline bool hold_pending(const device_slot& d) { return d.state != d.notified; }
+
+/// When the pending hold of `d` matures.
+inline double hold_due(const device_slot& d, const hold_times& holds) {
+    return d.hold_ts + holds.of(d.state);
+}
+
+/// Applies an observed state (status, or heartbeat) at time `ts`.
+inline state_effect observe_state(device_slot& d, device_state observed, double ts) {
+    if (observed == d.state) return state_effect::none;
+    const bool was_pending = hold_pending(d);
+    d.state = observed;
+    ++d.hold_gen;
+    if (!hold_pending(d)) return state_effect::flap;
+    d.hold_ts = ts;
+    return was_pending ? state_effect::hold_restarted : state_effect::hold_started;
+}
+
+/// Ends the pending hold: the observed state becomes the announced one. Returns what to send.
+inline notif_type settle(device_slot& d) {
+    d.notified = d.state;
+    ++d.hold_gen;
+    return notif_for(d.state);
+}
+
+}  // namespace alerts

@@ -1,0 +1,39 @@
+// records.hpp — the persistent part of the core's state, as flat records a state store
+// writes and reads back. Views point into the core (when exporting) or into the store's
+// buffer (when restoring) and are only valid during the call that hands them over.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "types.hpp"
+
+namespace alerts {
+
+struct device_record {
+    std::string_view account;
+    std::string_view device;
+    device_state state = device_state::online;
+    device_state notified = device_state::online;
+    double hold_ts = 0;
+    double last_ts = 0;
+    std::uint32_t last_id = 0;
+};
+
+struct cooldown_record {
+    std::string_view account;
+    std::string_view device;
+    std::string_view region;
+    double last_alert = 0;
+};
+
+/// Receives records; a state store implements it to save, the core to restore.
+class record_sink {
+public:
+    virtual ~record_sink() = default;
+    virtual void on_device(const device_record& r) = 0;
+    virtual void on_cooldown(const cooldown_record& r) = 0;
+    virtual void on_id(std::uint64_t id_hash) = 0;
+};
+
+}  // namespace alerts

@@ -1,0 +1,26 @@
+// result_json.hpp — the activation's answer (alerts.md "Output") and the key=value log lines
+// that go with each notification. Pure formatting: printing is the caller's business.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "alert_core.hpp"
+#include "etag_json.hpp"
+
+namespace alerts {
+
+nlohmann::json notification_json(const alert_core& core, const notification& n);
+nlohmann::json stats_json(const batch_stats& st);
+/// {"notifications": [...], "rejected": [...], "stats": {...}}
+nlohmann::json result_json(const alert_core& core, const batch_result& r,
+                           const std::vector<rejection>& rejected);
+
+/// "notifType=Offline alertDelay=0.004 account=... device=... eventTs=... publishTs=..."
+std::string log_line(const alert_core& core, const notification& n);
+/// The system-alert line for a notification later than the threshold.
+std::string late_line(const alert_core& core, const notification& n);
+
+}  // namespace alerts

@@ -1,0 +1,38 @@
+// types.hpp — the small vocabulary of the alert pipeline: ETag types, device states,
+// notification types, and their contract names (alerts.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace alerts {
+
+/// What an ETag reports.
+enum class etag_type : std::uint8_t { motion, status, heartbeat };
+
+/// A device's connectivity. `online` is also the presumed state of a device never seen.
+enum class device_state : std::uint8_t { online, offline, internet_offline };
+
+/// What a notification announces.
+enum class notif_type : std::uint8_t { alert, offline, online, internet_offline };
+
+std::optional<etag_type> parse_etag_type(std::string_view s);
+std::optional<device_state> parse_device_state(std::string_view s);
+
+std::string_view name_of(etag_type t);
+std::string_view name_of(device_state s);
+/// The contract names: "Alert", "Offline", "Online", "InternetOffline".
+std::string_view name_of(notif_type t);
+
+/// The state notification that announces a device having settled in state `s`.
+inline notif_type notif_for(device_state s) {
+    switch (s) {
+        case device_state::offline: return notif_type::offline;
+        case device_state::internet_offline: return notif_type::internet_offline;
+        case device_state::online: break;
+    }
+    return notif_type::online;
+}
+
+}  // namespace alerts
