@@ -1,0 +1,61 @@
+// Small helpers shared by the integration suites: files, fixtures, temp dirs, polling.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+
+namespace support {
+
+namespace fs = std::filesystem;
+
+/// Whole content of a file ("" when it cannot be read).
+std::string read_file(const fs::path& path);
+
+/// Writes `content` to `path` (truncating) and applies `mode`.
+void write_file(const fs::path& path, const std::string& content,
+                fs::perms mode = fs::perms(0644));
+
+/// Absolute path of a file under tests/fixtures.
+fs::path fixture_path(const std::string& name);
+
+/// Content of a file under tests/fixtures.
+std::string fixture_text(const std::string& name);
+
+/// `text` with every occurrence of `from` replaced by `to`.
+std::string replace_all(std::string text, const std::string& from, const std::string& to);
+
+/// `text` without leading and trailing whitespace (like Scala's String.trim).
+std::string trim(const std::string& text);
+
+/// Number of non-overlapping occurrences of `needle` in `text`.
+std::size_t count_occurrences(const std::string& text, const std::string& needle);
+
+/// Whether `text` contains `needle`.
+bool contains(const std::string& text, const std::string& needle);
+
+/// A fresh directory under the system temp dir, removed (recursively) on destruction.
+class temp_dir {
+public:
+    explicit temp_dir(const std::string& prefix = "actionloop-test");
+    ~temp_dir();
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
+
+    const fs::path& path() const { return path_; }
+
+private:
+    fs::path path_;
+};
+
+/// Calls `done` every `step` until it returns true or `timeout` passes; returns its last value.
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds step = std::chrono::milliseconds(10));
+
+/// Milliseconds since the Unix epoch, as OpenWhisk writes `deadline`.
+long long epoch_millis();
+
+}  // namespace support
