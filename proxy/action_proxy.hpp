@@ -1,0 +1,61 @@
+// The proxy's state: the settings, the action environment, the current executor, and the
+// activation queue that serializes /init and /run on it. The protocol steps live in
+// init_handler.cpp and run_handler.cpp; both throw http_error for every failure, and
+// server.cpp is the one place that turns those into HTTP answers.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "activation_queue.hpp"
+#include "env_map.hpp"
+#include "executor.hpp"
+#include "settings.hpp"
+
+namespace actionloop {
+
+struct http_answer {
+    int status = 200;
+    std::string body;  // application/json
+};
+
+class action_proxy {
+public:
+    action_proxy(settings config, char** environ_entries);
+
+    /// POST /init (reference A.3).
+    http_answer init(const std::string& body);
+    /// POST /run (reference A.4, plus restart, deadline and answer cap).
+    http_answer run(const std::string& body);
+
+    /// `proxy -compile MAIN`: builds `payload` like /init would and returns a zip of the
+    /// resulting bin directory. Throws std::runtime_error with the error text.
+    std::string compile_to_zip(const std::string& payload, const std::string& main,
+                               const std::string& env_json);
+
+    const settings& config() const { return settings_; }
+
+private:
+    // init_handler.cpp
+    std::string next_action_dir();
+    std::string build_action(const std::string& dir, const std::string& payload,
+                             const std::string& main);
+    void check_execution_env(const std::string& dir);
+    std::unique_ptr<executor> start_action(const std::string& dir);
+    [[noreturn]] void fail_init(const std::string& error, const char* generic,
+                                const std::string& prefix);
+
+    // run_handler.cpp
+    void restart_action();
+    executor::clock::time_point deadline_of(const std::string& body) const;
+
+    settings settings_;
+    env_map env_;
+    activation_queue queue_;
+    std::unique_ptr<executor> executor_;
+    bool initialized_ = false;
+    long last_dir_ = 0;
+    std::string framed_;  // request line buffer, reused (guarded by queue_)
+};
+
+}  // namespace actionloop

@@ -1,0 +1,38 @@
+// The environment handed to the action and the compiler (reference B.7), built in
+// upstream's order: __OW_PROXY_VERSION, __OW_EXECUTION_ENV, __OW_WAIT_FOR_ACK, every __OW_*
+// of the proxy's own environment (values kept whole, even with '='), then /init's env.
+// Unlike upstream, PATH and HOME reach the action too.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace actionloop {
+
+class env_map {
+public:
+    /// Seeds the map from `environ`-style entries ("NAME=value").
+    env_map(const std::string& proxy_version, const std::string& execution_env,
+            const std::string& wait_for_ack, char** environ_entries);
+
+    /// Adds /init's env object: strings as they are, other values as compact JSON.
+    /// Later calls override earlier values (the map persists across re-inits).
+    void apply(const nlohmann::json& init_env);
+
+    /// "NAME=value" strings for the action: the map plus PATH and HOME from the proxy.
+    std::vector<std::string> for_action() const;
+    /// "NAME=value" strings for the compiler: the map plus PATH and HOME.
+    std::vector<std::string> for_compiler() const { return for_action(); }
+
+    const std::map<std::string, std::string>& values() const { return values_; }
+
+private:
+    std::map<std::string, std::string> values_;
+    std::string path_;
+    std::string home_;
+};
+
+}  // namespace actionloop

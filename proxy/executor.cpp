@@ -1,0 +1,160 @@
+// The action process: start, ack, interact, stop.
+#include "executor.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+namespace actionloop {
+namespace {
+
+using namespace std::chrono;
+
+int ms_until(executor::clock::time_point deadline) {
+    if (deadline == executor::clock::time_point::max()) return -1;
+    auto left = duration_cast<milliseconds>(deadline - executor::clock::now()).count();
+    return static_cast<int>(std::max<long long>(0, left));
+}
+
+// Upstream parses the ack as {"ok": bool}; the texts match Go's.
+void check_ack(const std::string& line) {
+    nlohmann::json ack;
+    try {
+        ack = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error&) {
+        size_t i = line.find_first_not_of(" \t\r\n");
+        char c = i == std::string::npos ? ' ' : line[i];
+        throw start_error(std::string("invalid character '") + c +
+                          "' looking for beginning of value");
+    }
+    if (!ack.is_object()) {
+        throw start_error(std::string("json: cannot unmarshal ") +
+                          (ack.is_array() ? "array" : ack.is_string() ? "string" : "number") +
+                          " into Go value of type openwhisk.ActionAck");
+    }
+    auto ok = ack.find("ok");
+    if (ok == ack.end() || !ok->is_boolean() || !ok->get<bool>()) {
+        throw start_error("The action did not initialize properly.");
+    }
+}
+
+}  // namespace
+
+void executor::start() {
+    pipe_pair input = make_pipe();
+    pipe_pair output = make_pipe();
+    spawn_request request;
+    request.argv = {options_.command};
+    request.env = options_.env;
+    request.stdin_fd = input.read_end.get();
+    request.fd3 = output.write_end.get();
+    try {
+        child_ = spawn(request);
+    } catch (const std::system_error& e) {
+        spdlog::debug("cannot exec {}: {}", options_.command, e.what());
+        throw start_error("command exited");
+    }
+    // Our copies of the child's ends close now, so EOF on fd 3 means the child is gone.
+    stdin_ = std::move(input.write_end);
+    fd3_ = std::move(output.read_end);
+    set_nonblocking(stdin_.get());
+    set_nonblocking(fd3_.get());
+    answer_.clear();
+    fd3_eof_ = false;
+    if (options_.wait_for_ack) {
+        wait_for_ack();
+    } else {
+        bool gone = false;
+        wait_fd(-1, 0, child_.exit_fd(), 5, gone);  // upstream's 5 ms start probe
+        if (gone || child_.exited()) throw start_error("command exited");
+    }
+}
+
+void executor::wait_for_ack() {
+    std::string line;
+    auto deadline = clock::now() + milliseconds(options_.ack_timeout_ms);
+    switch (read_line(deadline, line)) {
+        case outcome::answered:
+            check_ack(line);
+            return;
+        case outcome::exited:
+            child_.kill();
+            throw start_error("Command exited abruptly during initialization.");
+        default:
+            child_.kill();
+            throw start_error("The action did not initialize properly.");
+    }
+}
+
+bool executor::exited() {
+    return child_.pid() <= 0 || child_.exited();
+}
+
+// Lines an action wrote beyond its one answer are dropped before the next request, so they
+// can never be taken for a later activation's answer.
+void executor::discard_stale_output() {
+    size_t stale = answer_.buffered();
+    answer_.clear();
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(fd3_.get(), buf, sizeof buf);
+        if (n > 0) {
+            stale += static_cast<size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        break;
+    }
+    if (stale > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", stale);
+}
+
+executor::outcome executor::interact(std::string_view framed, clock::time_point deadline,
+                                     std::string& line) {
+    discard_stale_output();
+    if (!write_all(stdin_.get(), framed.data(), framed.size(), child_.exit_fd(), deadline)) {
+        bool late = clock::now() >= deadline;
+        child_.kill();
+        return late ? outcome::deadline : outcome::exited;
+    }
+    outcome result = read_line(deadline, line);
+    if (result != outcome::answered) child_.kill();
+    return result;
+}
+
+// Reads until one full line is buffered. Data already in the pipe wins over an exit.
+executor::outcome executor::read_line(clock::time_point deadline, std::string& line) {
+    for (;;) {
+        bool gone = false;
+        short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), ms_until(deadline), gone);
+        if (revents == 0 && !gone) return outcome::deadline;
+        if (fill_from_fd3()) {
+            size_t extra = answer_.take_line(line);
+            if (extra > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", extra);
+            return outcome::answered;
+        }
+        if (answer_.overflowed()) return outcome::too_large;
+        if (gone || fd3_eof_) return outcome::exited;  // the caller stops what is left
+    }
+}
+
+// Reads what fd 3 has; true when a complete line is buffered.
+bool executor::fill_from_fd3() {
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd3_.get(), buf, sizeof buf);
+        if (n > 0) {
+            if (answer_.append(buf, static_cast<size_t>(n))) return true;
+            if (answer_.overflowed()) return false;
+            continue;
+        }
+        if (n == 0) fd3_eof_ = true;
+        return false;  // EAGAIN, EOF or error
+    }
+}
+
+}  // namespace actionloop

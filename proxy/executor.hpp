@@ -1,0 +1,70 @@
+// The executor: one long-lived action process and its pipes (reference B.1–B.6).
+// stdin carries one request line per activation, fd 3 brings back one answer line;
+// stdout and stderr are the proxy's own, inherited, so action logs cost the proxy nothing.
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framing.hpp"
+#include "process.hpp"
+
+namespace actionloop {
+
+struct executor_options {
+    std::string command;                // ./action/N/bin/exec
+    std::vector<std::string> env;       // "NAME=value"
+    bool wait_for_ack = false;
+    int ack_timeout_ms = 60000;
+    size_t max_answer_bytes = 50u << 20;
+};
+
+/// Start failures, with upstream's texts (the caller prefixes "cannot start action: ").
+struct start_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class executor {
+public:
+    using clock = std::chrono::steady_clock;
+
+    enum class outcome {
+        answered,   // `line` holds one complete line, '\n' included
+        exited,     // the process died before answering
+        deadline,   // no answer in time: the process was stopped
+        too_large,  // the answer passed the cap: the process was stopped
+    };
+
+    explicit executor(executor_options options) : options_(std::move(options)),
+                                                  answer_(options_.max_answer_bytes) {}
+
+    /// Starts the process; waits for the ack, or 5 ms for an early exit. Throws start_error.
+    void start();
+    /// True when the process is gone (or was stopped); reaps it.
+    bool exited();
+    /// Sends one activation (`framed` ends with '\n') and waits for its answer line.
+    outcome interact(std::string_view framed, clock::time_point deadline, std::string& line);
+    /// SIGKILL to the process group.
+    void stop() { child_.kill(); }
+
+    std::string describe_exit() const { return child_.describe(); }
+    pid_t pid() const { return child_.pid(); }
+
+private:
+    void wait_for_ack();
+    void discard_stale_output();
+    outcome read_line(clock::time_point deadline, std::string& line);
+    bool fill_from_fd3();
+
+    executor_options options_;
+    child_process child_;
+    unique_fd stdin_;
+    unique_fd fd3_;
+    line_buffer answer_;
+    bool fd3_eof_ = false;
+};
+
+}  // namespace actionloop

@@ -1,0 +1,136 @@
+// Request framing, answer validation and the fd-3 line buffer.
+#include "framing.hpp"
+
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+namespace actionloop {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t skip_space(std::string_view s, size_t i) {
+    while (i < s.size() && is_space(s[i])) ++i;
+    return i;
+}
+
+// Index just past the JSON string starting at s[i] == '"', or npos.
+size_t skip_string(std::string_view s, size_t i) {
+    for (++i; i < s.size(); ++i) {
+        if (s[i] == '\\') {
+            ++i;
+        } else if (s[i] == '"') {
+            return i + 1;
+        }
+    }
+    return std::string_view::npos;
+}
+
+// Index just past the JSON value starting at s[i]; nested containers are skipped by depth.
+size_t skip_value(std::string_view s, size_t i) {
+    if (i >= s.size()) return std::string_view::npos;
+    if (s[i] == '"') return skip_string(s, i);
+    if (s[i] != '{' && s[i] != '[') {
+        while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && !is_space(s[i])) ++i;
+        return i;
+    }
+    int depth = 0;
+    for (; i < s.size(); ++i) {
+        char c = s[i];
+        if (c == '"') {
+            i = skip_string(s, i);
+            if (i == std::string_view::npos) return i;
+            --i;
+        } else if (c == '{' || c == '[') {
+            ++depth;
+        } else if ((c == '}' || c == ']') && --depth == 0) {
+            return i + 1;
+        }
+    }
+    return std::string_view::npos;
+}
+
+}  // namespace
+
+void frame_request(std::string_view body, std::string& out) {
+    out.clear();
+    out.reserve(body.size() + 1);
+    size_t start = 0;
+    for (;;) {
+        const void* hit = std::memchr(body.data() + start, '\n', body.size() - start);
+        if (hit == nullptr) break;
+        size_t nl = static_cast<size_t>(static_cast<const char*>(hit) - body.data());
+        out.append(body.data() + start, nl - start);
+        start = nl + 1;
+    }
+    out.append(body.data() + start, body.size() - start);
+    out.push_back('\n');
+}
+
+bool is_object_or_array(std::string_view line) {
+    size_t i = skip_space(line, 0);
+    if (i >= line.size() || (line[i] != '{' && line[i] != '[')) return false;
+    return nlohmann::json::accept(line.substr(i));
+}
+
+std::optional<std::string_view> find_top_level_field(std::string_view body,
+                                                     std::string_view name) {
+    size_t i = skip_space(body, 0);
+    if (i >= body.size() || body[i] != '{') return std::nullopt;
+    i = skip_space(body, i + 1);
+    while (i < body.size() && body[i] == '"') {
+        size_t key_end = skip_string(body, i);
+        if (key_end == std::string_view::npos) return std::nullopt;
+        std::string_view key = body.substr(i + 1, key_end - i - 2);
+        i = skip_space(body, key_end);
+        if (i >= body.size() || body[i] != ':') return std::nullopt;
+        i = skip_space(body, i + 1);
+        size_t value_end = skip_value(body, i);
+        if (value_end == std::string_view::npos) return std::nullopt;
+        if (key == name) {
+            std::string_view value = body.substr(i, value_end - i);
+            if (!value.empty() && value.front() == '"') value = value.substr(1, value.size() - 2);
+            return value;
+        }
+        i = skip_space(body, value_end);
+        if (i < body.size() && body[i] == ',') i = skip_space(body, i + 1);
+    }
+    return std::nullopt;
+}
+
+std::optional<long long> find_deadline_ms(std::string_view body) {
+    auto text = find_top_level_field(body, "deadline");
+    if (!text || text->empty() || text->size() > 18) return std::nullopt;
+    long long ms = 0;
+    for (char c : *text) {
+        if (c < '0' || c > '9') return std::nullopt;
+        ms = ms * 10 + (c - '0');
+    }
+    return ms;
+}
+
+bool line_buffer::append(const char* data, size_t n) {
+    size_t old = data_.size();
+    data_.append(data, n);
+    if (newline_ == std::string::npos) {
+        const void* hit = std::memchr(data_.data() + old, '\n', n);
+        if (hit != nullptr) newline_ = static_cast<size_t>(static_cast<const char*>(hit) - data_.data());
+    }
+    return newline_ != std::string::npos;
+}
+
+size_t line_buffer::take_line(std::string& line) {
+    size_t extra = data_.size() - (newline_ + 1);
+    data_.resize(newline_ + 1);
+    line.swap(data_);
+    clear();
+    return extra;
+}
+
+void line_buffer::clear() {
+    data_.clear();
+    newline_ = std::string::npos;
+}
+
+}  // namespace actionloop

@@ -1,0 +1,49 @@
+// The pure parts of the /run path: turning a request body into one line, checking an
+// answer line, finding the deadline, and cutting fd-3 output into lines under a cap.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace actionloop {
+
+/// Copies `body` without its '\n' bytes into `out`, then appends one '\n'.
+void frame_request(std::string_view body, std::string& out);
+
+/// True when `line` (with or without its trailing newline, surrounding whitespace allowed)
+/// is exactly one JSON object or array.
+bool is_object_or_array(std::string_view line);
+
+/// The value of a top-level string (or number) field of a JSON object, without parsing the
+/// whole body: nested objects, arrays and strings are skipped. Empty when absent or when
+/// the body is not an object.
+std::optional<std::string_view> find_top_level_field(std::string_view body,
+                                                     std::string_view name);
+
+/// The deadline (epoch milliseconds) of a /run body, if it has a sensible one.
+std::optional<long long> find_deadline_ms(std::string_view body);
+
+/// Accumulates bytes read from fd 3 and hands out complete lines.
+class line_buffer {
+public:
+    explicit line_buffer(size_t max_line) : max_line_(max_line) {}
+
+    /// Appends `n` bytes; returns true when a complete line is available.
+    bool append(const char* data, size_t n);
+    /// True once the pending (incomplete) line is longer than the cap.
+    bool overflowed() const { return newline_ == std::string::npos && data_.size() > max_line_; }
+    /// Moves the first complete line (with its '\n') into `line`; returns the number of
+    /// bytes that followed it (extra output, discarded).
+    size_t take_line(std::string& line);
+    void clear();
+    size_t buffered() const { return data_.size(); }
+
+private:
+    std::string data_;
+    size_t newline_ = std::string::npos;
+    size_t max_line_;
+};
+
+}  // namespace actionloop

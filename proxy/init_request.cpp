@@ -1,0 +1,122 @@
+// /init body decoding with upstream's error texts.
+#include "init_request.hpp"
+
+#include "http_error.hpp"
+
+namespace actionloop {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void reject(const std::string& detail) {
+    throw http_error(BAD_REQUEST, "Error unmarshaling request: " + detail);
+}
+
+const char* go_type(const json& j) {
+    switch (j.type()) {
+        case json::value_t::string: return "string";
+        case json::value_t::boolean: return "bool";
+        case json::value_t::array: return "array";
+        case json::value_t::object: return "object";
+        default: return "number";
+    }
+}
+
+[[noreturn]] void reject_type(const json& j, const std::string& field, const char* type) {
+    reject(std::string("json: cannot unmarshal ") + go_type(j) +
+           " into Go struct field initBodyRequest." + field + " of type " + type);
+}
+
+json parse_json(std::string_view body) {
+    size_t i = body.find_first_not_of(" \t\r\n");
+    if (i == std::string_view::npos) reject("unexpected end of JSON input");
+    char c = body[i];
+    if (std::string_view("{[\"-0123456789tfn").find(c) == std::string_view::npos) {
+        reject(std::string("invalid character '") + c + "' looking for beginning of value");
+    }
+    try {
+        return json::parse(body);
+    } catch (const json::parse_error& e) {
+        if (e.byte >= body.size()) reject("unexpected end of JSON input");
+        reject(e.what());
+    }
+}
+
+std::string string_field(const json& value, const char* name) {
+    auto it = value.find(name);
+    if (it == value.end() || it->is_null()) return {};
+    if (!it->is_string()) reject_type(*it, std::string("value.") + name, "string");
+    return it->get<std::string>();
+}
+
+}  // namespace
+
+init_request parse_init_request(std::string_view body) {
+    json root = parse_json(body);
+    init_request request;
+    if (root.is_null()) return request;
+    if (!root.is_object()) {
+        reject(std::string("json: cannot unmarshal ") + go_type(root) +
+               " into Go value of type openwhisk.initBodyRequest");
+    }
+    auto value = root.find("value");
+    if (value == root.end() || value->is_null()) return request;
+    if (!value->is_object()) reject_type(*value, "value", "openwhisk.initRequest");
+    request.code = string_field(*value, "code");
+    request.main = string_field(*value, "main");
+    if (auto binary = value->find("binary"); binary != value->end() && !binary->is_null()) {
+        if (!binary->is_boolean()) reject_type(*binary, "value.binary", "bool");
+        request.binary = binary->get<bool>();
+    }
+    if (auto env = value->find("env"); env != value->end() && !env->is_null()) {
+        if (!env->is_object()) reject_type(*env, "value.env", "map[string]interface {}");
+        request.env = std::move(*env);
+    }
+    return request;
+}
+
+std::string decode_base64(std::string_view text) {
+    auto fail = [](size_t at) -> std::string {
+        throw http_error(BAD_REQUEST, "cannot decode the request: illegal base64 data at input byte " +
+                                          std::to_string(at));
+    };
+    std::string out;
+    out.reserve(text.size() / 4 * 3);
+    unsigned quantum = 0;
+    int count = 0, padding = 0;
+    size_t quantum_start = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == '\r' || c == '\n') continue;
+        if (count == 0) quantum_start = i;
+        int v;
+        if (c >= 'A' && c <= 'Z') v = c - 'A';
+        else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9') v = c - '0' + 52;
+        else if (c == '+') v = 62;
+        else if (c == '/') v = 63;
+        else if (c == '=' && count >= 2) v = -1;
+        else return fail(i);
+        if (v < 0) {
+            ++padding;
+        } else if (padding > 0) {
+            return fail(i);
+        }
+        quantum = (quantum << 6) | static_cast<unsigned>(v < 0 ? 0 : v);
+        if (++count == 4) {
+            out.push_back(static_cast<char>(quantum >> 16));
+            if (padding < 2) out.push_back(static_cast<char>((quantum >> 8) & 0xff));
+            if (padding < 1) out.push_back(static_cast<char>(quantum & 0xff));
+            if (padding > 0 && i + 1 < text.size() &&
+                text.find_first_not_of("\r\n", i + 1) != std::string_view::npos) {
+                return fail(i + 1);
+            }
+            quantum = 0;
+            count = 0;
+        }
+    }
+    if (count != 0) return fail(quantum_start);
+    return out;
+}
+
+}  // namespace actionloop

@@ -1,0 +1,26 @@
+// Decoding /init's body (reference A.3): the JSON shape, with Go's error texts, and
+// strict standard base64.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace actionloop {
+
+struct init_request {
+    std::string code;
+    std::string main;
+    bool binary = false;
+    nlohmann::json env;  // null or an object
+};
+
+/// Throws http_error 400 "Error unmarshaling request: …" on a body upstream rejects.
+init_request parse_init_request(std::string_view body);
+
+/// Standard base64 with padding; '\r' and '\n' are skipped, as Go does. Throws http_error 400
+/// "cannot decode the request: illegal base64 data at input byte N".
+std::string decode_base64(std::string_view text);
+
+}  // namespace actionloop

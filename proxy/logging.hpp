@@ -1,0 +1,22 @@
+// The proxy's own output: spdlog diagnostics on stderr (silent by default), the
+// end-of-activation sentinels, and the few upstream messages the tests expect verbatim.
+#pragma once
+
+#include <string_view>
+
+namespace actionloop {
+
+/// Stderr logger; level warn, or debug with -debug; SPDLOG_LEVEL overrides both.
+void setup_logging(bool debug);
+
+/// XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX to stdout, then to stderr.
+void write_sentinels();
+
+/// A line on stderr in Go's log format: "YYYY/MM/DD HH:MM:SS <message>".
+void go_log(std::string_view message);
+
+/// Raw text to stdout / stderr, unbuffered.
+void write_stdout(std::string_view text);
+void write_stderr(std::string_view text);
+
+}  // namespace actionloop

@@ -1,0 +1,205 @@
+// posix_spawn-based child processes with pidfds.
+#include "process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+namespace actionloop {
+
+unique_fd& unique_fd::operator=(unique_fd&& other) noexcept {
+    if (this != &other) reset(other.release());
+    return *this;
+}
+
+int unique_fd::release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+}
+
+void unique_fd::reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+}
+
+pipe_pair make_pipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
+    return {unique_fd(fds[0]), unique_fd(fds[1])};
+}
+
+void set_nonblocking(int fd) {
+    int flags = ::fcntl(fd, F_GETFL);
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+child_process::child_process(child_process&& other) noexcept
+    : pid_(other.pid_), pidfd_(std::move(other.pidfd_)), reaped_(other.reaped_),
+      status_(other.status_) {
+    other.pid_ = -1;
+    other.reaped_ = true;
+}
+
+child_process& child_process::operator=(child_process&& other) noexcept {
+    if (this != &other) {
+        kill();
+        pid_ = other.pid_;
+        pidfd_ = std::move(other.pidfd_);
+        reaped_ = other.reaped_;
+        status_ = other.status_;
+        other.pid_ = -1;
+        other.reaped_ = true;
+    }
+    return *this;
+}
+
+bool child_process::exited() {
+    if (reaped_) return true;
+    int status = 0;
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno == ECHILD)) {
+        status_ = status;
+        reaped_ = true;
+    }
+    return reaped_;
+}
+
+int child_process::wait() {
+    while (!reaped_) {
+        int status = 0;
+        pid_t r = ::waitpid(pid_, &status, 0);
+        if (r == pid_ || (r < 0 && errno != EINTR)) {
+            status_ = status;
+            reaped_ = true;
+        }
+    }
+    return status_;
+}
+
+void child_process::kill() {
+    if (pid_ <= 0) return;
+    if (!reaped_) {
+        ::kill(-pid_, SIGKILL);  // the whole group: children that kept our pipes die too
+        ::kill(pid_, SIGKILL);
+        wait();
+    } else {
+        ::kill(-pid_, SIGKILL);  // leftovers of an exited leader
+    }
+    pid_ = -1;
+    pidfd_.reset();
+}
+
+std::string child_process::describe() const {
+    if (WIFSIGNALED(status_)) return "killed by signal " + std::to_string(WTERMSIG(status_));
+    return "exit status " + std::to_string(WEXITSTATUS(status_));
+}
+
+namespace {
+
+struct spawn_attributes {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    spawn_attributes() {
+        posix_spawn_file_actions_init(&actions);
+        posix_spawnattr_init(&attr);
+    }
+    ~spawn_attributes() {
+        posix_spawn_file_actions_destroy(&actions);
+        posix_spawnattr_destroy(&attr);
+    }
+};
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    out.reserve(strings.size() + 1);
+    for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+    out.push_back(nullptr);
+    return out;
+}
+
+void setup_fds(const spawn_request& request, posix_spawn_file_actions_t& actions) {
+    if (request.stdin_fd >= 0) {
+        posix_spawn_file_actions_adddup2(&actions, request.stdin_fd, 0);
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    }
+    posix_spawn_file_actions_adddup2(&actions, request.stdout_fd, 1);
+    posix_spawn_file_actions_adddup2(&actions, request.stderr_fd, 2);
+    if (request.fd3 >= 0) {
+        posix_spawn_file_actions_adddup2(&actions, request.fd3, 3);
+        posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+    } else {
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    }
+}
+
+}  // namespace
+
+child_process spawn(const spawn_request& request) {
+    spawn_attributes sa;
+    setup_fds(request, sa.actions);
+    // Own process group (pgid = pid) so kill() reaches grandchildren; default signals.
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&sa.attr, &all);
+    posix_spawnattr_setsigmask(&sa.attr, &none);
+    posix_spawnattr_setpgroup(&sa.attr, 0);
+    posix_spawnattr_setflags(&sa.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
+                                           POSIX_SPAWN_SETSIGMASK);
+    auto argv = c_strings(request.argv);
+    auto envp = c_strings(request.env);
+    pid_t pid = -1;
+    int err = ::posix_spawn(&pid, argv[0], &sa.actions, &sa.attr, argv.data(), envp.data());
+    if (err != 0) throw std::system_error(err, std::generic_category(), request.argv[0]);
+
+    child_process child;
+    child.pid_ = pid;
+    child.reaped_ = false;
+    child.pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    return child;
+}
+
+short wait_fd(int fd, short events, int exit_fd, int timeout_ms, bool& exited) {
+    pollfd fds[2] = {{fd, events, 0}, {exit_fd, POLLIN, 0}};
+    nfds_t count = exit_fd >= 0 ? 2 : 1;
+    for (;;) {
+        int r = ::poll(fds, count, timeout_ms);
+        if (r < 0 && errno == EINTR) continue;
+        exited = count == 2 && (fds[1].revents & POLLIN) != 0;
+        return r > 0 ? fds[0].revents : 0;
+    }
+}
+
+bool write_all(int fd, const char* data, size_t size, int exit_fd,
+               std::chrono::steady_clock::time_point deadline) {
+    using namespace std::chrono;
+    while (size > 0) {
+        ssize_t n = ::write(fd, data, size);
+        if (n > 0) {
+            data += n;
+            size -= static_cast<size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno != EAGAIN) return false;  // EPIPE: the reader is gone
+        int left = deadline == steady_clock::time_point::max()
+                       ? -1
+                       : static_cast<int>(std::max<long long>(
+                             0, duration_cast<milliseconds>(deadline - steady_clock::now()).count()));
+        bool exited = false;
+        short revents = wait_fd(fd, POLLOUT, exit_fd, left, exited);
+        if (exited || revents == 0 || (revents & (POLLERR | POLLHUP)) != 0) return false;
+    }
+    return true;
+}
+
+}  // namespace actionloop

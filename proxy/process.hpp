@@ -1,0 +1,94 @@
+// Child processes: posix_spawn with an exact fd layout, its own process group (so a whole
+// tree can be stopped), a pidfd to notice its exit, and close-on-exec everywhere else.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace actionloop {
+
+/// An owned file descriptor.
+class unique_fd {
+public:
+    unique_fd() = default;
+    explicit unique_fd(int fd) : fd_(fd) {}
+    unique_fd(unique_fd&& other) noexcept : fd_(other.release()) {}
+    unique_fd& operator=(unique_fd&& other) noexcept;
+    unique_fd(const unique_fd&) = delete;
+    unique_fd& operator=(const unique_fd&) = delete;
+    ~unique_fd() { reset(); }
+
+    int get() const { return fd_; }
+    explicit operator bool() const { return fd_ >= 0; }
+    int release();
+    void reset(int fd = -1);
+
+private:
+    int fd_ = -1;
+};
+
+/// A pipe whose both ends are close-on-exec (dup2 onto a child fd clears the flag there).
+struct pipe_pair {
+    unique_fd read_end;
+    unique_fd write_end;
+};
+pipe_pair make_pipe();
+
+struct spawn_request {
+    std::vector<std::string> argv;
+    std::vector<std::string> env;   // "NAME=value"
+    int stdin_fd = -1;              // becomes fd 0 (-1: /dev/null)
+    int stdout_fd = 1;              // becomes fd 1
+    int stderr_fd = 2;              // becomes fd 2
+    int fd3 = -1;                   // becomes fd 3 when >= 0
+};
+
+/// A running child. Destruction kills its process group and reaps it.
+class child_process {
+public:
+    child_process() = default;
+    child_process(child_process&& other) noexcept;
+    child_process& operator=(child_process&& other) noexcept;
+    ~child_process() { kill(); }
+
+    pid_t pid() const { return pid_; }
+    /// Readable (POLLIN) once the child has exited.
+    int exit_fd() const { return pidfd_.get(); }
+    /// Non-blocking: has it exited? Reaps it if so.
+    bool exited();
+    /// Blocks until it exits; returns the wait status.
+    int wait();
+    /// SIGKILL to its whole process group, then reaps it. Safe to call twice.
+    void kill();
+    /// Raw wait status once reaped (see exited()).
+    int status() const { return status_; }
+    /// "exit status N" / "killed by signal N", like Go's ExitError.
+    std::string describe() const;
+
+private:
+    friend child_process spawn(const spawn_request& request);
+    pid_t pid_ = -1;
+    unique_fd pidfd_;
+    bool reaped_ = true;
+    int status_ = 0;
+};
+
+/// Starts a child. Throws std::system_error (with the exec errno) when it cannot be started.
+child_process spawn(const spawn_request& request);
+
+/// Waits until `fd` is readable/writable (`events`) or `exit_fd` fires or the time is up.
+/// Returns the poll revents of `fd`, or 0 on timeout; sets `exited` when exit_fd fired.
+/// A negative timeout waits forever.
+short wait_fd(int fd, short events, int exit_fd, int timeout_ms, bool& exited);
+
+/// Writes all of `data`, polling when the (non-blocking) fd is full; gives up when the
+/// child exits or `deadline` passes. Returns false then.
+bool write_all(int fd, const char* data, size_t size, int exit_fd,
+               std::chrono::steady_clock::time_point deadline);
+
+void set_nonblocking(int fd);
+
+}  // namespace actionloop
