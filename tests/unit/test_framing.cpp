@@ -1,0 +1,74 @@
+// The /run framing: newline stripping, answer validation, deadline lookup, the line buffer.
+#include <doctest/doctest.h>
+
+#include "framing.hpp"
+
+using namespace actionloop;
+
+TEST_CASE("frame_request removes every newline and ends the line") {
+    std::string out;
+    frame_request("{\"a\":\n1}\n", out);
+    CHECK(out == "{\"a\":1}\n");
+    frame_request("", out);
+    CHECK(out == "\n");
+    frame_request("\n\n\n", out);
+    CHECK(out == "\n");
+    frame_request("{\"s\":\"x\\ny\"}", out);  // an escaped newline is two bytes, kept
+    CHECK(out == "{\"s\":\"x\\ny\"}\n");
+}
+
+TEST_CASE("is_object_or_array accepts exactly one object or array") {
+    CHECK(is_object_or_array("{\"a\":1}\n"));
+    CHECK(is_object_or_array("   {\"a\":1}   \n"));
+    CHECK(is_object_or_array("[1,2]\n"));
+    CHECK(is_object_or_array("{}"));
+    CHECK_FALSE(is_object_or_array("\"a string\"\n"));
+    CHECK_FALSE(is_object_or_array("42\n"));
+    CHECK_FALSE(is_object_or_array("null\n"));
+    CHECK_FALSE(is_object_or_array("true\n"));
+    CHECK_FALSE(is_object_or_array("\n"));
+    CHECK_FALSE(is_object_or_array(""));
+    CHECK_FALSE(is_object_or_array("{\"a\":1} xyz\n"));
+    CHECK_FALSE(is_object_or_array("{\"a\":\n"));
+    CHECK_FALSE(is_object_or_array("{ error: \"x\"}\n"));  // the Go launcher's invalid JSON
+}
+
+TEST_CASE("find_top_level_field skips nested values") {
+    std::string body =
+        R"({"value":{"deadline":"1","x":[{"deadline":"2"}],"s":"\"deadline\""},"deadline":"3"})";
+    auto found = find_top_level_field(body, "deadline");
+    REQUIRE(found);
+    CHECK(*found == "3");
+    CHECK_FALSE(find_top_level_field(R"({"value":{"deadline":"1"}})", "deadline"));
+    CHECK_FALSE(find_top_level_field("XXX", "deadline"));
+    CHECK_FALSE(find_top_level_field("", "deadline"));
+    CHECK(*find_top_level_field(R"({ "a" : 12 , "b":true})", "a") == "12");
+}
+
+TEST_CASE("find_deadline_ms reads a string or number of epoch milliseconds") {
+    CHECK(find_deadline_ms(R"({"deadline":"1764460800123"})") == 1764460800123LL);
+    CHECK(find_deadline_ms(R"({"deadline":1764460800123})") == 1764460800123LL);
+    CHECK_FALSE(find_deadline_ms(R"({"deadline":"soon"})"));
+    CHECK_FALSE(find_deadline_ms(R"({"deadline":""})"));
+    CHECK_FALSE(find_deadline_ms(R"({"value":{}})"));
+    CHECK_FALSE(find_deadline_ms(R"({"deadline":"99999999999999999999999"})"));
+}
+
+TEST_CASE("line_buffer hands out one line and reports what followed it") {
+    line_buffer buffer(100);
+    CHECK_FALSE(buffer.append("{\"a\"", 4));
+    CHECK(buffer.append(":1}\n{\"b\":2}\n", 12));
+    std::string line;
+    CHECK(buffer.take_line(line) == 8);
+    CHECK(line == "{\"a\":1}\n");
+    CHECK(buffer.buffered() == 0);
+}
+
+TEST_CASE("line_buffer overflows past its cap without a newline") {
+    line_buffer buffer(10);
+    std::string chunk(11, 'x');
+    CHECK_FALSE(buffer.append(chunk.data(), chunk.size()));
+    CHECK(buffer.overflowed());
+    buffer.clear();
+    CHECK_FALSE(buffer.overflowed());
+}
