@@ -32,6 +32,11 @@ fs::path fixture_path(const std::string& name) {
     return fs::path(ACTIONLOOP_FIXTURES) / name;
 }
 
+fs::path compiler_script() {
+    const fs::path staged = fs::path(ACTIONLOOP_BINARY_DIR) / "stage" / "bin" / "compile";
+    return fs::exists(staged) ? staged : fs::path(ACTIONLOOP_SOURCE_DIR) / "compile";
+}
+
 std::string fixture_text(const std::string& name) {
     const fs::path path = fixture_path(name);
     if (!fs::exists(path)) {

@@ -22,6 +22,10 @@ void write_file(const fs::path& path, const std::string& content,
 /// Absolute path of a file under tests/fixtures.
 fs::path fixture_path(const std::string& name);
 
+/// The C++ OW_COMPILER: the staged `<build>/stage/bin/compile` (install layout in the build
+/// tree) when it exists, else `<source>/compile`.
+fs::path compiler_script();
+
 /// Content of a file under tests/fixtures.
 std::string fixture_text(const std::string& name);
 

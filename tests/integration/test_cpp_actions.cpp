@@ -1,0 +1,114 @@
+// C++ actions end to end: sources sent to /init are built by the real `compile` (OW_COMPILER)
+// and linked with the launcher, then run through the proxy (with the ack, as in the image).
+// Each case compiles real C++, so there are few of them and each covers one promise of the
+// action contract (protocol.md "The C++ action contract").
+#include <doctest/doctest.h>
+
+#include "archive_builder.hpp"
+#include "expectations.hpp"
+#include "proxy_process.hpp"
+#include "test_util.hpp"
+
+using namespace support;
+using nlohmann::json;
+
+namespace {
+
+proxy_options cpp_runtime(env_map extra = {}) {
+    proxy_options options;
+    options.env = std::move(extra);
+    options.env["OW_COMPILER"] = compiler_script().string();
+    options.env["OW_WAIT_FOR_ACK"] = "1";
+    return options;
+}
+
+std::string cpp_source(const std::string& name) {
+    return fixture_text("cpp/" + name);
+}
+
+}  // namespace
+
+TEST_CASE("cpp: a plain action compiles, initializes and greets") {
+    proxy_process proxy(cpp_runtime());
+    CHECK_REPLY(proxy.init(cpp_source("hello.cpp")), 200, OK_BODY);
+    CHECK_REPLY(proxy.run(json{{"name", "Mike"}}), 200, "{\"greeting\":\"Hello, Mike!\"}\n");
+    const stream_texts streams = proxy.check_streams(1);
+    CHECK(streams.out == "name=Mike");
+    CHECK(streams.err.empty());
+}
+
+TEST_CASE("cpp: a const-reference entry point takes and returns arrays") {
+    proxy_process proxy(cpp_runtime());
+    CHECK_REPLY(proxy.init(cpp_source("cref_array.cpp")), 200, OK_BODY);
+    CHECK_REPLY(proxy.run(json::array({"x", "y", "z"})), 200, "[\"z\",\"y\",\"x\"]\n");
+    CHECK_REPLY(proxy.run(json::object()), 200, "[\"a\",\"b\"]\n");
+}
+
+TEST_CASE("cpp: an entry point that is not called main") {
+    proxy_process proxy(cpp_runtime());
+    CHECK_REPLY(proxy.init(cpp_source("named.cpp"), "hello"), 200, OK_BODY);
+    CHECK_REPLY(proxy.run(json{{"name", "Demo"}}), 200, "{\"hello\":\"Demo\"}\n");
+}
+
+TEST_CASE("cpp: an exception is an application error; the process and its globals live on") {
+    proxy_process proxy(cpp_runtime());
+    CHECK_REPLY(proxy.init(cpp_source("stateful.cpp")), 200, OK_BODY);
+    CHECK_REPLY(proxy.run(json::object()), 200, "{\"count\":1}\n");
+    const std::vector<pid_t> before = proxy.children();
+    const http_reply failed = proxy.run(json{{"fail", "boom: no luck"}});
+    CHECK(failed.status == 200);
+    CHECK(json_of(failed) == json{{"error", "boom: no luck"}});
+    CHECK_REPLY(proxy.run(json::object()), 200, "{\"count\":3}\n");
+    CHECK(proxy.children() == before);
+    const stream_texts streams = proxy.check_streams(3);
+    CHECK(contains(streams.err, "boom: no luck"));
+}
+
+TEST_CASE("cpp: a zip with several files in folders") {
+    proxy_process proxy(cpp_runtime());
+    const std::string zip = make_zip(entries_from_dir(fixture_path("cpp/multi").string()));
+    CHECK_REPLY(proxy.init(base64_encode(zip)), 200, OK_BODY);
+    CHECK_REPLY(proxy.run(json{{"name", "Mike"}}), 200, "{\"greeting\":\"Greetings, Mike!\"}\n");
+}
+
+TEST_CASE("cpp: the SDK header gives the activation context") {
+    proxy_process proxy(cpp_runtime());
+    CHECK_REPLY(proxy.init(cpp_source("context.cpp")), 200, OK_BODY);
+    const json extra = {{"activation_id", "abc"}, {"action_name", "/guest/ctx"}};
+    const http_reply reply = proxy.run(json::object(), extra);
+    CHECK(reply.status == 200);
+    CHECK(json_of(reply) == json{{"activation_id", "abc"}, {"action_name", "/guest/ctx"}});
+}
+
+TEST_CASE("cpp: a compile error is 502 with the compiler's diagnostic") {
+    proxy_process proxy(cpp_runtime());
+    const http_reply reply = proxy.init(cpp_source("broken.cpp"));
+    CHECK(reply.status == 502);
+    const std::string error = json_of(reply).value("error", "");
+    CHECK(contains(error, "error:"));
+    CHECK(contains(error, "no_such_member_function"));
+    proxy.check_streams(0);
+}
+
+TEST_CASE("cpp: with OW_LOG_INIT_ERROR the diagnostic goes to stderr, the body is generic") {
+    proxy_process proxy(cpp_runtime({{"OW_LOG_INIT_ERROR", "1"}}));
+    CHECK_ERROR_REPLY(proxy.init(cpp_source("broken.cpp")), 502,
+                      "The action failed to generate or locate a binary. See logs for details.");
+    const stream_texts streams = proxy.check_streams(1);
+    CHECK(contains(streams.err, "error:"));
+    CHECK(contains(streams.err, "no_such_member_function"));
+}
+
+TEST_CASE("cpp: proxy -compile output initializes a proxy without a compiler") {
+    temp_dir cwd;
+    env_map env = path_only_env();
+    env["OW_COMPILER"] = compiler_script().string();
+    const command_result compiled = run_command({ACTIONLOOP_PROXY_BIN, "-compile", "main"},
+                                                cpp_source("hello.cpp"), env, cwd.path());
+    REQUIRE_MESSAGE(compiled.exit_code == 0, compiled.err);
+    REQUIRE(compiled.out.rfind("PK", 0) == 0);
+
+    proxy_process proxy;
+    CHECK_REPLY(proxy.init(base64_encode(compiled.out)), 200, OK_BODY);
+    CHECK_REPLY(proxy.run(json{{"name", "Zip"}}), 200, "{\"greeting\":\"Hello, Zip!\"}\n");
+}

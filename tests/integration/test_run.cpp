@@ -1,0 +1,151 @@
+// /run against the real proxy: every row of the reference's A.4 table, plus the HTTP surface
+// of A.1 (routing on the exact path, any method, framing, chunked bodies, 100-continue).
+#include <doctest/doctest.h>
+
+#include <httplib.h>
+
+#include "expectations.hpp"
+#include "proxy_process.hpp"
+#include "test_util.hpp"
+
+using namespace support;
+using nlohmann::json;
+
+namespace {
+
+const char* const NOT_A_DICTIONARY = "The action did not return a dictionary or array.";
+
+// A proxy already initialized with the fixture `script`.
+void init_with(const proxy_process& proxy, const std::string& script) {
+    REQUIRE(proxy.init(fixture_text(script)).status == 200);
+}
+
+std::string request(const std::string& method, const std::string& path, const std::string& body,
+                    const std::string& extra_headers = "") {
+    return method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+           "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\n" + extra_headers + "\r\n" + body;
+}
+
+}  // namespace
+
+TEST_CASE("run: before any init it is 500 no action defined yet, without sentinels") {
+    proxy_process proxy;
+    CHECK_ERROR_REPLY(proxy.run_raw("{}"), 500, "no action defined yet");
+    CHECK_ERROR_REPLY(proxy.run_raw("XXX"), 500, "no action defined yet");
+    CHECK_ERROR_REPLY(proxy.run_raw(""), 500, "no action defined yet");
+    proxy.check_streams(0);
+}
+
+TEST_CASE("run: an object or array line comes back verbatim with its newline") {
+    proxy_process proxy;
+    init_with(proxy, "answer.sh");
+    for (const std::string line : {"{\"a\":1}", "   {\"a\":1}   ", "[1,2]", "[]", "{}",
+                                   "{\"nested\":{\"x\":[true,null,1.5e3]}}", "{ \"s\" : \"❄\" }"}) {
+        INFO("line: " << line);
+        CHECK_REPLY(proxy.run(json{{"line", line}}), 200, line + "\n");
+    }
+    proxy.check_streams(7);
+}
+
+TEST_CASE("run: a line that is not an object or array is 502, and the action lives on") {
+    proxy_process proxy;
+    init_with(proxy, "answer.sh");
+    for (const std::string line : {"\"a string\"", "42", "true", "", "{\"a\":1} xyz", "{\"a\":",
+                                   "not json at all"}) {
+        INFO("line: " << line);
+        CHECK_ERROR_REPLY(proxy.run(json{{"line", line}}), 502, NOT_A_DICTIONARY);
+    }
+    CHECK_REPLY(proxy.run(json{{"line", "{\"alive\":true}"}}), 200, "{\"alive\":true}\n");
+    proxy.check_streams(8);
+}
+
+TEST_CASE("run: every newline of the request body is removed before it is forwarded") {
+    proxy_process proxy;
+    init_with(proxy, "echo.sh");
+    CHECK_REPLY(proxy.run_raw("{\"value\":\n{\"a\":\n1,\n\"b\":\"x\"}\n}\n"), 200,
+                "{\"a\":1,\"b\":\"x\"}\n");
+}
+
+TEST_CASE("run: the body is not validated; the action gets it as a line") {
+    proxy_process proxy;
+    init_with(proxy, "answer.sh");
+    // jq fails on XXX and prints nothing on fd 3 but the empty line: 502, process alive.
+    CHECK_ERROR_REPLY(proxy.run_raw("XXX"), 502, NOT_A_DICTIONARY);
+    CHECK_REPLY(proxy.run(json{{"line", "{}"}}), 200, "{}\n");
+}
+
+TEST_CASE("run: an action that exits during the run is 400 command exited, with sentinels") {
+    proxy_process proxy;
+    init_with(proxy, "crash_on_run.sh");
+    CHECK_ERROR_REPLY(proxy.run(json{{"crash", true}}), 400, "command exited");
+    proxy.check_streams(1);
+}
+
+TEST_CASE("http: the method is ignored (GET /run with a body runs the action)") {
+    proxy_process proxy;
+    CHECK_ERROR_REPLY(proxy.get("/run"), 500, "no action defined yet");
+    init_with(proxy, "echo.sh");
+    CHECK_REPLY(proxy.raw(request("GET", "/run", "{\"value\":{\"via\":\"GET\"}}")), 200,
+                "{\"via\":\"GET\"}\n");
+    CHECK_REPLY(proxy.raw(request("PUT", "/run", "{\"value\":{\"via\":\"PUT\"}}")), 200,
+                "{\"via\":\"PUT\"}\n");
+}
+
+TEST_CASE("http: a query string is ignored, routing is on the path") {
+    proxy_process proxy;
+    CHECK_REPLY(proxy.post("/init?x=1", init_payload(fixture_text("echo.sh")).dump()), 200,
+                OK_BODY);
+    CHECK_REPLY(proxy.post("/run?debug=true", "{\"value\":{\"q\":1}}"), 200, "{\"q\":1}\n");
+}
+
+TEST_CASE("http: any other path is 200 with an empty body, Content-Length 0, no Content-Type") {
+    proxy_process proxy;
+    for (const std::string path : {"/", "/run/", "/init/", "/RUN", "/foo", "/run/x"}) {
+        INFO("path: " << path);
+        for (const http_reply& reply : {proxy.post(path, "{}"), proxy.get(path)}) {
+            CHECK(reply.status == 200);
+            CHECK(reply.body.empty());
+            CHECK(reply.header("content-length") == "0");
+            CHECK_FALSE(reply.has_header("content-type"));
+        }
+    }
+    proxy.check_streams(0);
+}
+
+TEST_CASE("http: keep-alive connections serve several requests") {
+    proxy_process proxy;
+    init_with(proxy, "echo.sh");
+    httplib::Client client("127.0.0.1", proxy.port());
+    client.set_keep_alive(true);
+    client.set_read_timeout(std::chrono::seconds(30));
+    for (int i = 0; i < 3; ++i) {
+        const auto result = client.Post("/run", json{{"value", {{"i", i}}}}.dump(),
+                                        "application/json");
+        REQUIRE(result);
+        CHECK(result->status == 200);
+        CHECK(result->body == json{{"i", i}}.dump() + "\n");
+    }
+}
+
+TEST_CASE("http: a chunked request body is read whole") {
+    proxy_process proxy;
+    init_with(proxy, "echo.sh");
+    const std::string body = json{{"value", {{"text", std::string(10000, 'c')}}}}.dump();
+    const std::string head = "POST /run HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                             "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+    CHECK_REPLY(proxy.raw(head + chunked(body, 1000)), 200,
+                json{{"text", std::string(10000, 'c')}}.dump() + "\n");
+}
+
+TEST_CASE("http: Expect: 100-continue is honoured") {
+    proxy_process proxy;
+    init_with(proxy, "echo.sh");
+    const std::string body = json{{"value", {{"big", std::string(200000, 'b')}}}}.dump();
+    const std::string head = "POST /run HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                             "Content-Type: application/json\r\nExpect: 100-continue\r\n"
+                             "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    const http_reply reply =
+        raw_expect_continue(proxy.port(), head, body, std::chrono::seconds(2));
+    CHECK_REPLY(reply, 200, json{{"big", std::string(200000, 'b')}}.dump() + "\n");
+}

@@ -1,0 +1,40 @@
+// Exact-reply checks shared by the integration suites.
+#pragma once
+
+#include <string>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "http_client.hpp"
+
+namespace support {
+
+/// The proxy's success body for /init.
+inline const std::string OK_BODY = "{\"ok\":true}\n";
+
+/// The proxy's error body: compact {"error":"<message>"} plus a newline.
+inline std::string error_body(const std::string& message) {
+    return nlohmann::json{{"error", message}}.dump() + "\n";
+}
+
+/// The reply body parsed as JSON (discarded value when it does not parse).
+inline nlohmann::json json_of(const http_reply& reply) {
+    return nlohmann::json::parse(reply.body, nullptr, false);
+}
+
+}  // namespace support
+
+/// Exact status and body (the last argument), JSON content type, and a Content-Length that matches the body.
+#define CHECK_REPLY(reply_expr, status_code, ...)                                            \
+    do {                                                                                     \
+        const ::support::http_reply& reply_ = (reply_expr);                                  \
+        CHECK_MESSAGE(reply_.status == (status_code), "transport: " << reply_.error);        \
+        CHECK(reply_.body == (__VA_ARGS__));                                                 \
+        CHECK(reply_.header("content-type") == "application/json");                         \
+        CHECK(reply_.header("content-length") == std::to_string(reply_.body.size()));       \
+    } while (false)
+
+/// CHECK_REPLY with the error body for `message`.
+#define CHECK_ERROR_REPLY(reply_expr, status_code, ...) \
+    CHECK_REPLY(reply_expr, status_code, ::support::error_body(__VA_ARGS__))
