@@ -1,0 +1,154 @@
+// record_codec.cpp — encoding and decoding of checksummed record frames.
+#include "record_codec.hpp"
+
+#include <cstring>
+
+#include "hash.hpp"
+
+namespace alerts {
+
+namespace {
+
+constexpr std::uint32_t MAGIC = 0x314a4c41;  // "ALJ1"
+constexpr std::size_t HEADER = 4 + 4 + 8 + 8;
+
+template <class T>
+void put(std::string& out, T v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+void put_name(std::string& out, std::string_view s) {
+    const std::size_t n = s.size() > 255 ? 255 : s.size();
+    out += static_cast<char>(static_cast<unsigned char>(n));
+    out.append(s.data(), n);
+}
+
+// Reads fields out of a payload; any overrun marks the reader bad.
+class reader {
+public:
+    explicit reader(std::string_view data) : data_(data) {}
+    template <class T>
+    T get() {
+        T v{};
+        if (data_.size() < sizeof v) return fail(v);
+        std::memcpy(&v, data_.data(), sizeof v);
+        data_.remove_prefix(sizeof v);
+        return v;
+    }
+    std::string_view name() {
+        const auto n = get<std::uint8_t>();
+        if (data_.size() < n) return fail(std::string_view());
+        std::string_view s = data_.substr(0, n);
+        data_.remove_prefix(n);
+        return s;
+    }
+    device_state state() {
+        const auto v = get<std::uint8_t>();
+        if (v > 2) ok_ = false;
+        return static_cast<device_state>(v);
+    }
+    bool ok() const { return ok_; }
+    bool done() const { return data_.empty(); }
+
+private:
+    template <class T>
+    T fail(T v) {
+        ok_ = false;
+        data_ = {};
+        return v;
+    }
+    std::string_view data_;
+    bool ok_ = true;
+};
+
+bool replay_record(reader& in, record_sink& sink) {
+    const auto tag = in.get<char>();
+    if (tag == 'D') {
+        device_record r;
+        r.account = in.name();
+        r.device = in.name();
+        r.state = in.state();
+        r.notified = in.state();
+        r.hold_ts = in.get<double>();
+        r.last_ts = in.get<double>();
+        r.last_id = in.get<std::uint32_t>();
+        if (in.ok()) sink.on_device(r);
+    } else if (tag == 'C') {
+        cooldown_record r;
+        r.account = in.name();
+        r.device = in.name();
+        r.region = in.name();
+        r.last_alert = in.get<double>();
+        if (in.ok()) sink.on_cooldown(r);
+    } else if (tag == 'I') {
+        const auto id = in.get<std::uint64_t>();
+        if (in.ok()) sink.on_id(id);
+    } else {
+        return false;
+    }
+    return in.ok();
+}
+
+}  // namespace
+
+void frame_encoder::on_device(const device_record& r) {
+    payload_ += 'D';
+    put_name(payload_, r.account);
+    put_name(payload_, r.device);
+    put(payload_, static_cast<std::uint8_t>(r.state));
+    put(payload_, static_cast<std::uint8_t>(r.notified));
+    put(payload_, r.hold_ts);
+    put(payload_, r.last_ts);
+    put(payload_, r.last_id);
+}
+
+void frame_encoder::on_cooldown(const cooldown_record& r) {
+    payload_ += 'C';
+    put_name(payload_, r.account);
+    put_name(payload_, r.device);
+    put_name(payload_, r.region);
+    put(payload_, r.last_alert);
+}
+
+void frame_encoder::on_id(std::uint64_t id_hash) {
+    payload_ += 'I';
+    put(payload_, id_hash);
+}
+
+std::string frame_encoder::finish(std::uint64_t seq) {
+    std::string frame;
+    frame.reserve(HEADER + payload_.size());
+    put(frame, MAGIC);
+    put(frame, static_cast<std::uint32_t>(payload_.size()));
+    put(frame, seq);
+    put(frame, hash_bytes(payload_));
+    frame += payload_;
+    payload_.clear();
+    return frame;
+}
+
+decode_result decode_frames(std::string_view data, std::uint64_t after_seq, record_sink& sink) {
+    decode_result out;
+    while (data.size() >= HEADER) {
+        reader head(data.substr(0, HEADER));
+        const auto magic = head.get<std::uint32_t>();
+        const auto length = head.get<std::uint32_t>();
+        const auto seq = head.get<std::uint64_t>();
+        const auto sum = head.get<std::uint64_t>();
+        if (magic != MAGIC || data.size() - HEADER < length) break;
+        const std::string_view payload = data.substr(HEADER, length);
+        if (hash_bytes(payload) != sum) break;
+        if (seq > after_seq) {
+            reader in(payload);
+            while (!in.done() && replay_record(in, sink)) {
+            }
+        }
+        data.remove_prefix(HEADER + length);
+        out.valid_bytes += HEADER + length;
+        out.last_seq = seq;
+        ++out.frames;
+    }
+    return out;
+}
+
+}  // namespace alerts

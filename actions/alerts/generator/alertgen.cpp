@@ -1,0 +1,112 @@
+// alertgen.cpp — the stream generator CLI: prints activation values (one JSON object per line,
+// {"etags": [...], "now": …}) for N devices, or the matching config with --config.
+//
+//   alertgen --devices 1000 --minutes 2 --batch 1000 --seed 7 > batches.jsonl
+//   alertgen --devices 1000 --config > config.json
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "stream_generator.hpp"
+
+namespace {
+
+struct cli {
+    alerts::generator_options gen;
+    std::uint32_t minutes = 1;
+    std::size_t batch = 1000;
+    double lag = 0.05;  // seconds between the last arrival in a batch and its evaluation
+    bool config = false;
+    bool ticks = false;
+};
+
+void usage(std::FILE* to) {
+    std::fputs(
+        "usage: alertgen [options]\n"
+        "  --devices N        devices (1000)          --accounts N    accounts (devices/100)\n"
+        "  --minutes N        minutes of stream (1)   --batch N       ETags per batch (1000)\n"
+        "  --seed N           random seed (1)         --start T       first minute (1764460800)\n"
+        "  --rate N           ETags/device/minute (13)\n"
+        "  --motion F         cameras with motion regions (0.2)\n"
+        "  --flap F           flaky devices (0.02)    --outage F      devices with outages (0.002)\n"
+        "  --duplicates P     re-delivery probability (0)\n"
+        "  --reorder S        arrival jitter in seconds (0)\n"
+        "  --datacenters N    spread accounts over c001..cN (1)\n"
+        "  --lag S            now = last arrival + S (0.05)\n"
+        "  --ticks            an empty tick batch after each minute\n"
+        "  --config           print the matching config JSON and exit\n",
+        to);
+}
+
+bool parse_args(int argc, char** argv, cli& c) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--config") { c.config = true; continue; }
+        if (a == "--ticks") { c.ticks = true; continue; }
+        if (a == "--help" || a == "-h") { usage(stdout); std::exit(0); }
+        if (i + 1 >= argc) return false;
+        const char* v = argv[++i];
+        if (a == "--devices") c.gen.devices = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--accounts") c.gen.accounts = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--datacenters") c.gen.datacenters = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--minutes") c.minutes = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--batch") c.batch = std::stoul(v);
+        else if (a == "--seed") c.gen.seed = std::stoull(v);
+        else if (a == "--start") c.gen.start = std::stod(v);
+        else if (a == "--rate") c.gen.rate = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--motion") c.gen.motion_fraction = std::stod(v);
+        else if (a == "--flap") c.gen.flap_fraction = std::stod(v);
+        else if (a == "--outage") c.gen.outage_fraction = std::stod(v);
+        else if (a == "--duplicates") c.gen.duplicate_rate = std::stod(v);
+        else if (a == "--reorder") c.gen.reorder_window = std::stod(v);
+        else if (a == "--lag") c.lag = std::stod(v);
+        else return false;
+    }
+    return c.batch > 0 && c.gen.devices > 0;
+}
+
+void print_batches(const cli& c) {
+    alerts::stream_generator gen(c.gen);
+    std::vector<alerts::gen_etag> pending;
+    auto flush = [&](std::size_t n) {
+        const double now = pending[n - 1].arrival + c.lag;
+        std::cout << gen.batch_json(pending.data(), n, now) << '\n';
+        pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(n));
+    };
+    for (std::uint32_t m = 0; m < c.minutes; ++m) {
+        const auto& minute = gen.next_minute();
+        for (const auto& e : minute) {
+            pending.push_back(e);
+            if (pending.size() == c.batch) flush(c.batch);
+        }
+        if (c.ticks) {
+            if (!pending.empty()) flush(pending.size());
+            std::cout << "{\"etags\":[],\"now\":" << std::to_string(gen.minute_start()) << "}\n";
+        }
+    }
+    if (!pending.empty()) flush(pending.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    cli c;
+    try {
+        if (!parse_args(argc, argv, c)) {
+            usage(stderr);
+            return 2;
+        }
+    } catch (const std::exception&) {
+        usage(stderr);
+        return 2;
+    }
+    std::ios::sync_with_stdio(false);
+    if (c.config) {
+        std::cout << alerts::stream_generator(c.gen).config().dump(2) << '\n';
+        return 0;
+    }
+    print_batches(c);
+    return 0;
+}

@@ -1,0 +1,115 @@
+// alert_service.cpp — config and store set-up, and one activation from value to answer.
+#include "alert_service.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "../core/result_json.hpp"
+#include "file_store.hpp"
+
+namespace alerts {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string env_or_empty(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+core_options options_for(action_kind kind, const service_env& env) {
+    core_options o;
+    o.datacenter = env.datacenter;
+    o.motion = kind != action_kind::state;
+    o.state = kind != action_kind::motion;
+    return o;
+}
+
+json read_config_file(const std::string& file) {
+    std::ifstream in(file);
+    if (!in) throw config_error("config: cannot read ALERT_CONFIG file '" + file + "'");
+    try {
+        return json::parse(in);
+    } catch (const json::parse_error& e) {
+        throw config_error("config: '" + file + "' is not JSON: " + e.what());
+    }
+}
+
+double wall_clock() {
+    using namespace std::chrono;
+    return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+service_env read_environment() {
+    service_env env;
+    env.datacenter = env_or_empty("EEN_AGENT_DATACENTER");
+    env.config_file = env_or_empty("ALERT_CONFIG");
+    env.state_dir = env_or_empty("ALERT_STATE_DIR");
+    env.fsync = env_or_empty("ALERT_STATE_FSYNC") == "1";
+    return env;
+}
+
+alert_service::alert_service(action_kind kind, service_env env)
+    : env_(std::move(env)), core_(options_for(kind, env_)) {}
+
+void alert_service::install_config(const json& args) {
+    auto it = args.find("config");
+    if (it != args.end() && !it->is_null()) {
+        // Bound parameters come back with every activation: parse only when they changed.
+        if (!core_.config() || core_.config()->fingerprint != config_fingerprint(*it)) {
+            core_.set_config(std::make_shared<const alert_config>(parse_config(*it)));
+        }
+        return;
+    }
+    if (core_.config()) return;
+    if (env_.config_file.empty()) {
+        throw config_error("config: pass value.config or set ALERT_CONFIG in the action's env");
+    }
+    core_.set_config(std::make_shared<const alert_config>(
+        parse_config(read_config_file(env_.config_file))));
+}
+
+void alert_service::open_store() {
+    if (store_) return;
+    if (env_.state_dir.empty()) {
+        store_ = std::make_unique<memory_store>();
+    } else {
+        store_ = std::make_unique<file_store>(file_store_options{env_.state_dir, env_.fsync});
+    }
+    store_->load(core_);
+}
+
+json alert_service::run(const json& args, double wall_now, std::ostream& log) {
+    if (!args.is_object()) throw std::invalid_argument("the activation value must be an object");
+    install_config(args);
+    open_store();
+    batch_.clear();
+    if (auto it = args.find("etags"); it != args.end()) parse_etags(*it, batch_);
+    double now = wall_now;
+    if (auto it = args.find("now"); it != args.end()) {
+        if (!it->is_number()) throw std::invalid_argument("'now' must be a number");
+        now = it->get<double>();
+    }
+    batch_result result = core_.process(batch_.etags, now);
+    store_->commit(core_);
+    result.stats.etags += batch_.rejected.size();
+    result.stats.rejected = batch_.rejected.size();
+    for (const notification& n : result.notifications) {
+        log << log_line(core_, n) << '\n';
+        if (n.late) log << late_line(core_, n) << '\n';
+    }
+    return result_json(core_, result, batch_.rejected);
+}
+
+json run_activation(const json& args, action_kind kind) {
+    static alert_service service(kind, read_environment());
+    return service.run(args, wall_clock(), std::cout);
+}
+
+}  // namespace alerts

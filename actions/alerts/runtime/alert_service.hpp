@@ -1,0 +1,54 @@
+// alert_service.hpp — what the three actions share: one warm decision core per process, its
+// config (value.config, else the file named by ALERT_CONFIG, read once), its state store
+// (file_store under ALERT_STATE_DIR, else memory), and the translation of an activation's
+// `value` into a batch and of the core's result into the answer and the log lines.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../core/alert_core.hpp"
+#include "../core/etag_json.hpp"
+#include "../core/state_store.hpp"
+
+namespace alerts {
+
+enum class action_kind { motion, state, monitor };
+
+/// The action's environment (the `env` of /init).
+struct service_env {
+    std::string datacenter;   // EEN_AGENT_DATACENTER
+    std::string config_file;  // ALERT_CONFIG
+    std::string state_dir;    // ALERT_STATE_DIR
+    bool fsync = false;       // ALERT_STATE_FSYNC=1
+};
+
+service_env read_environment();
+
+class alert_service {
+public:
+    alert_service(action_kind kind, service_env env);
+
+    /// One activation: `args` is the request's value; `wall_now` is used when it has no "now".
+    /// Notifications are also written to `log` as key=value lines.
+    nlohmann::json run(const nlohmann::json& args, double wall_now, std::ostream& log);
+
+    const alert_core& core() const { return core_; }
+
+private:
+    void install_config(const nlohmann::json& args);
+    void open_store();
+
+    service_env env_;
+    alert_core core_;
+    std::unique_ptr<state_store> store_;
+    parsed_batch batch_;
+};
+
+/// The process-wide service of an action, created on first use from the environment.
+nlohmann::json run_activation(const nlohmann::json& args, action_kind kind);
+
+}  // namespace alerts

@@ -1,0 +1,140 @@
+// service_test.cpp — one activation from `value` to answer through the runtime the actions
+// share: the answer's shape, the key=value log lines, the late warning, config from
+// value.config (parsed once) or ALERT_CONFIG, and a restart with ALERT_STATE_DIR.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "alert_test_util.hpp"
+#include "runtime/alert_service.hpp"
+
+using namespace alerts;
+using namespace alerts::test;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+json value_with(json etags, double now) {
+    return json{{"etags", std::move(etags)}, {"now", now}, {"config", sample_config()}};
+}
+
+fs::path scratch(const char* name) {
+    return fs::temp_directory_path() / (std::string(name) + "-" + std::to_string(::getpid()));
+}
+
+}  // namespace
+
+TEST_CASE("an activation answers notifications, rejections and stats, and logs each one") {
+    alert_service svc(action_kind::monitor, {});
+    std::ostringstream log;
+    const json etags = json::parse(R"([
+      {"id": "e-1", "account": "acct1", "device": "cam1", "type": "motion", "ts": 1764460800.125,
+       "region": "door", "magnitude": 0.8},
+      {"id": "e-2", "account": "acct1", "device": "cam1", "type": "status", "ts": 1764460801.0,
+       "state": "offline"},
+      {"account": "acct1", "device": "cam1", "type": "heartbeat", "state": "offline"}])");
+    const json out = svc.run(value_with(etags, 1764460800.129), 0, log);
+    REQUIRE(out["notifications"].size() == 1);
+    const json& n = out["notifications"][0];
+    CHECK(n["notifType"] == "Alert");
+    CHECK(n["account"] == "acct1");
+    CHECK(n["device"] == "cam1");
+    CHECK(n["name"] == "Front door");
+    CHECK(n["region"] == "door");
+    CHECK(n["level"] == "high");
+    CHECK(n["recipients"] == json{"guard@a1"});
+    CHECK(n["eventTs"] == 1764460800.125);
+    CHECK(n["publishTs"] == 1764460800.129);
+    CHECK(n["alertDelay"].get<double>() == doctest::Approx(0.004));
+    CHECK(out["rejected"] == json::parse(R"([{"index": 2, "error": "etag 2: missing field 'ts'"}])"));
+    const json& st = out["stats"];
+    CHECK(st["etags"] == 3);
+    CHECK(st["rejected"] == 1);
+    CHECK(st["pending"] == 1);
+    CHECK(st["devices"] == 1);
+    CHECK(st["alertDelay"]["max"].get<double>() == doctest::Approx(0.004));
+    CHECK(log.str() ==
+          "notifType=Alert alertDelay=0.004 account=acct1 device=cam1 region=door level=high "
+          "eventTs=1764460800.125 publishTs=1764460800.129 recipients=guard@a1\n");
+}
+
+TEST_CASE("a notification over the threshold also logs a system-alert line") {
+    alert_service svc(action_kind::state, {});
+    std::ostringstream log;
+    svc.run(value_with(json::parse(R"([{"account": "acct1", "device": "cam1", "type": "status",
+                                        "ts": 1000, "state": "offline"}])"),
+                       1000),
+            0, log);
+    const json out = svc.run(value_with(json::array(), 1000 + 300 + 400.5), 0, log);
+    CHECK(out["notifications"][0]["notifType"] == "Offline");
+    CHECK(out["stats"]["late"] == 1);
+    CHECK(log.str().find("level=warning systemAlert=alertDelayOverThreshold notifType=Offline "
+                         "alertDelay=400.500 threshold=300.000 account=acct1 device=cam1\n") !=
+          std::string::npos);
+}
+
+TEST_CASE("without now the wall clock given to run() is the evaluation time") {
+    alert_service svc(action_kind::motion, {});
+    std::ostringstream log;
+    json v = value_with(json::parse(R"([{"account": "acct1", "device": "cam1", "type": "motion",
+                                         "ts": 5000, "region": "yard", "magnitude": 1}])"),
+                        0);
+    v.erase("now");
+    const json out = svc.run(v, 5002.5, log);
+    CHECK(out["notifications"][0]["alertDelay"].get<double>() == doctest::Approx(2.5));
+}
+
+TEST_CASE("an unchanged bound config is parsed once; a changed one is installed") {
+    alert_service svc(action_kind::monitor, {});
+    std::ostringstream log;
+    svc.run(value_with(json::array(), 1), 0, log);
+    const alert_config* first = svc.core().config();
+    svc.run(value_with(json::array(), 2), 0, log);
+    CHECK(svc.core().config() == first);
+    json v = value_with(json::array(), 3);
+    v["config"]["alert_delay_threshold"] = 5;
+    svc.run(v, 0, log);
+    CHECK(svc.core().config() != first);
+    CHECK(svc.core().config()->alert_delay_threshold == 5);
+}
+
+TEST_CASE("the config can come from the file named by ALERT_CONFIG") {
+    const fs::path file = scratch("alerts-config.json");
+    std::ofstream(file) << sample_config().dump();
+    service_env env;
+    env.config_file = file.string();
+    alert_service svc(action_kind::monitor, env);
+    std::ostringstream log;
+    const json out = svc.run(json{{"etags", json::array()}, {"now", 1}}, 0, log);
+    CHECK(out["stats"]["etags"] == 0);
+    fs::remove(file);
+    CHECK_THROWS_WITH(alert_service(action_kind::monitor, {}).run(json::object(), 0, log),
+                      "config: pass value.config or set ALERT_CONFIG in the action's env");
+}
+
+TEST_CASE("with ALERT_STATE_DIR a restarted service loses no pending hold") {
+    const fs::path dir = scratch("alerts-state");
+    fs::remove_all(dir);
+    service_env env;
+    env.state_dir = dir.string();
+    std::ostringstream log;
+    {
+        alert_service svc(action_kind::state, env);
+        svc.run(value_with(json::parse(R"([{"id": "s1", "account": "acct1", "device": "cam1",
+                                            "type": "status", "ts": 1000, "state": "offline"}])"),
+                           1000),
+                0, log);
+    }
+    alert_service svc(action_kind::state, env);
+    const json again = svc.run(value_with(json::parse(R"([{"id": "s1", "account": "acct1",
+        "device": "cam1", "type": "status", "ts": 1000, "state": "offline"}])"), 1001), 0, log);
+    CHECK(again["stats"]["duplicates"] == 1);
+    CHECK(again["stats"]["pending"] == 1);
+    const json out = svc.run(value_with(json::array(), 1300), 0, log);
+    REQUIRE(out["notifications"].size() == 1);
+    CHECK(out["notifications"][0]["notifType"] == "Offline");
+    fs::remove_all(dir);
+}
