@@ -3,15 +3,24 @@
 
 namespace alerts {
 
+namespace {
+
+std::uint64_t entry_of(std::uint32_t hash, std::uint32_t index) {
+    return (static_cast<std::uint64_t>(hash) << 32) | (index + 1U);
+}
+
+}  // namespace
+
 std::uint32_t string_interner::find(std::string_view key, std::uint64_t hash) const {
     if (table_.empty()) return npos;
     const auto h32 = static_cast<std::uint32_t>(hash);
     const std::size_t mask = table_.size() - 1;
     for (std::size_t pos = probe_start(h32);; pos = (pos + 1) & mask) {
-        const std::uint32_t slot = table_[pos];
-        if (slot == 0) return npos;
-        const std::uint32_t i = slot - 1;
-        if (hashes_[i] == h32 && this->key(i) == key) return i;
+        const std::uint64_t entry = table_[pos];
+        if (entry == 0) return npos;
+        if (static_cast<std::uint32_t>(entry >> 32) != h32) continue;
+        const auto i = static_cast<std::uint32_t>(entry) - 1;
+        if (this->key(i) == key) return i;
     }
 }
 
@@ -25,7 +34,7 @@ std::uint32_t string_interner::insert(std::string_view key, std::uint64_t hash) 
     const std::size_t mask = table_.size() - 1;
     std::size_t pos = probe_start(h32);
     while (table_[pos] != 0) pos = (pos + 1) & mask;
-    table_[pos] = index + 1;
+    table_[pos] = entry_of(h32, index);
     return index;
 }
 
@@ -36,12 +45,12 @@ void string_interner::grow() {
     for (std::uint32_t i = 0; i < hashes_.size(); ++i) {
         std::size_t pos = probe_start(hashes_[i]);
         while (table_[pos] != 0) pos = (pos + 1) & mask;
-        table_[pos] = i + 1;
+        table_[pos] = entry_of(hashes_[i], i);
     }
 }
 
 std::size_t string_interner::memory_bytes() const {
-    return table_.capacity() * sizeof(std::uint32_t) +
+    return table_.capacity() * sizeof(std::uint64_t) +
            offsets_.capacity() * sizeof(std::uint32_t) +
            hashes_.capacity() * sizeof(std::uint32_t) + arena_.capacity();
 }

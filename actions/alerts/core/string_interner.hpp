@@ -1,7 +1,8 @@
 // string_interner.hpp — maps short byte strings to dense indices 0, 1, 2, … with little
 // overhead: keys live back to back in one arena, the hash table is a flat vector of indices
-// (open addressing, linear probing, load <= 1/2). About 8 bytes + key + 4–8 bytes of table
-// per key, against ~70 bytes for a std::unordered_map<std::string, uint32_t> node.
+// (open addressing, linear probing, load <= 1/2) whose entries carry the key's hash, so a probe
+// touches the arena only on a hash match. About 8 bytes + key + 16–32 bytes of table per key,
+// against ~70 bytes for a std::unordered_map<std::string, uint32_t> node.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,8 @@ private:
     void grow();
     std::size_t probe_start(std::uint32_t hash) const { return hash & (table_.size() - 1); }
 
-    std::vector<std::uint32_t> table_;    // index + 1; 0 = empty
+    // (hash << 32) | (index + 1); 0 = empty
+    std::vector<std::uint64_t> table_;
     std::vector<std::uint32_t> offsets_ = {0};  // key i is arena_[offsets_[i], offsets_[i+1])
     std::vector<std::uint32_t> hashes_;   // low 32 bits of each key's hash, for regrowth
     std::string arena_;

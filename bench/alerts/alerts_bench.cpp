@@ -1,0 +1,230 @@
+// alerts_bench.cpp — figures for issue 3's performance targets:
+//   1. ETags/s through the decision core on one core (target >= 1,000,000/s), 300,000
+//      devices, the generator's mix, batches of 1,000, after a warm-up minute;
+//   2. bytes per idle device (target <= 200);
+//   3. the same with the on-disk state store under a temp dir (target >= 80% of 1.);
+//   4. the JSON batch path inside the action process: parse of the request line
+//      (nlohmann::json, what the launcher does), conversion to ETags, core, answer dump.
+//
+//   alerts_bench [--devices N] [--minutes M] [--batch B] [--json-batches K] [--seed S]
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bench_report.hpp"
+#include "core/etag_json.hpp"
+#include "core/result_json.hpp"
+#include "generator/stream_generator.hpp"
+#include "runtime/file_store.hpp"
+
+using namespace alerts;
+using namespace alerts::bench;
+using json = nlohmann::json;
+
+namespace {
+
+struct bench_options {
+    generator_options gen;
+    std::uint32_t minutes = 3;  // the first is warm-up
+    std::size_t batch = 1000;
+    std::size_t json_batches = 300;
+};
+
+struct run_figures {
+    std::uint64_t etags = 0;
+    std::uint64_t notifications = 0;
+    double seconds = 0;
+    double cold_seconds = 0;  // the warm-up minute, every device new
+    std::uint64_t cold_etags = 0;
+    std::size_t bytes_per_device = 0;
+    std::size_t core_bytes = 0;
+    std::size_t devices = 0;
+};
+
+// Feeds `minutes` minutes of stream to `core` in batches, timing only process() (+ commit).
+run_figures run_stream(const bench_options& o, alert_core& core, state_store& store) {
+    stream_generator gen(o.gen);
+    std::vector<etag> etags;
+    std::vector<char> ids;
+    stopwatch sw, cold;
+    run_figures f;
+    std::size_t heap_before = 0;
+    for (std::uint32_t m = 0; m < o.minutes; ++m) {
+        const auto& minute = gen.next_minute();
+        if (m == 0) {  // the generator's buffers are allocated now and reused afterwards
+            etags.reserve(o.batch);
+            ids.reserve(o.batch * 16);
+            heap_before = heap_in_use();
+        }
+        if (m == 1) {  // after warm-up: every device known and idle-ish
+            f.bytes_per_device = (heap_in_use() - heap_before) / core.device_count();
+            f.core_bytes = core.memory_bytes();
+        }
+        for (std::size_t i = 0; i < minute.size(); i += o.batch) {
+            const std::size_t n = std::min(o.batch, minute.size() - i);
+            gen.to_etags(minute.data() + i, n, etags, ids);
+            const double now = minute[i + n - 1].arrival + 0.05;
+            stopwatch& timer = m > 0 ? sw : cold;
+            timer.start();
+            const batch_result& r = core.process(etags, now);
+            store.commit(core);
+            timer.stop();
+            if (m == 0) f.cold_etags += n;
+            if (m > 0) {
+                f.etags += n;
+                f.notifications += r.notifications.size();
+            }
+        }
+    }
+    f.seconds = sw.seconds();
+    f.cold_seconds = cold.seconds();
+    f.devices = core.device_count();
+    return f;
+}
+
+struct json_figures {
+    double parse = 0, convert = 0, core = 0, answer = 0;
+    std::uint64_t etags = 0;
+    std::size_t bytes = 0;
+};
+
+// Warms `core` up with one minute of stream (every device known).
+void warm_up(stream_generator& gen, alert_core& core, std::size_t batch) {
+    std::vector<etag> etags;
+    std::vector<char> ids;
+    const auto& minute = gen.next_minute();
+    for (std::size_t i = 0; i < minute.size(); i += batch) {
+        const std::size_t n = std::min(batch, minute.size() - i);
+        gen.to_etags(minute.data() + i, n, etags, ids);
+        core.process(etags, minute[i + n - 1].arrival + 0.05);
+    }
+}
+
+// The batch path of one activation, stage by stage, on the same stream (second minute).
+json_figures run_json_path(const bench_options& o, const std::shared_ptr<const alert_config>& cfg) {
+    stream_generator gen(o.gen);
+    alert_core core;
+    core.set_config(cfg);
+    warm_up(gen, core, o.batch);
+    std::vector<std::string> lines;
+    const auto& minute = gen.next_minute();
+    for (std::size_t i = 0; i + o.batch <= minute.size() && lines.size() < o.json_batches;
+         i += o.batch) {
+        const double now = minute[i + o.batch - 1].arrival + 0.05;
+        lines.push_back("{\"value\":" + gen.batch_json(minute.data() + i, o.batch, now) +
+                        ",\"activation_id\":\"x\"}");
+    }
+    stopwatch parse, convert, run, answer;
+    json_figures f;
+    parsed_batch batch;
+    for (const std::string& line : lines) {
+        parse.start();
+        const json request = json::parse(line);
+        parse.stop();
+        convert.start();
+        batch.clear();
+        parse_etags(request["value"]["etags"], batch);
+        convert.stop();
+        run.start();
+        const batch_result& r = core.process(batch.etags, request["value"]["now"].get<double>());
+        run.stop();
+        answer.start();
+        f.bytes += result_json(core, r, batch.rejected).dump().size();
+        answer.stop();
+        f.etags += batch.etags.size();
+    }
+    f.parse = parse.seconds();
+    f.convert = convert.seconds();
+    f.core = run.seconds();
+    f.answer = answer.seconds();
+    return f;
+}
+
+bool parse_args(int argc, char** argv, bench_options& o) {
+    o.gen.devices = 300000;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string a = argv[i];
+        const std::string v = argv[i + 1];
+        if (a == "--devices") o.gen.devices = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--minutes") o.minutes = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--batch") o.batch = std::stoul(v);
+        else if (a == "--json-batches") o.json_batches = std::stoul(v);
+        else if (a == "--seed") o.gen.seed = std::stoull(v);
+        else return false;
+    }
+    return argc % 2 == 1 && o.minutes >= 2;
+}
+
+void print_core(const char* title, const run_figures& f) {
+    std::printf("%s\n", title);
+    note("devices", static_cast<double>(f.devices), "");
+    note("ETags timed (after 1 warm-up minute)", static_cast<double>(f.etags), "");
+    note("notifications", static_cast<double>(f.notifications), "");
+    note("first minute (cold: devices interned)", static_cast<double>(f.cold_etags) / f.cold_seconds,
+         "ETags/s");
+    report("ETags/s through the core, one thread", static_cast<double>(f.etags) / f.seconds,
+           "ETags/s", ">=", 1e6);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bench_options o;
+    if (!parse_args(argc, argv, o)) {
+        std::fprintf(stderr, "usage: alerts_bench [--devices N] [--minutes M>=2] [--batch B] "
+                             "[--json-batches K] [--seed S]\n");
+        return 2;
+    }
+    const std::size_t heap0 = heap_in_use();
+    const auto cfg =
+        std::make_shared<const alert_config>(parse_config(stream_generator(o.gen).config()));
+    std::printf("alerts_bench: %u devices, %u minutes of %u ETags/device/minute, batches of %zu\n",
+                o.gen.devices, o.minutes, o.gen.rate, o.batch);
+    note("config in memory (motion cameras listed)",
+         static_cast<double>(heap_in_use() - heap0) / static_cast<double>(o.gen.devices),
+         "bytes/device");
+
+    run_figures mem;
+    {
+        alert_core core;
+        core.set_config(cfg);
+        memory_store store;
+        mem = run_stream(o, core, store);
+    }
+    print_core("in-process state (memory_store):", mem);
+    report("heap per idle device", static_cast<double>(mem.bytes_per_device), "bytes", "<=", 200);
+    note("core structures per device",
+         static_cast<double>(mem.core_bytes) / static_cast<double>(mem.devices), "bytes");
+
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("alerts-bench-" + std::to_string(::getpid()));
+    run_figures disk;
+    {
+        alert_core core;
+        core.set_config(cfg);
+        file_store store({dir.string()});
+        store.load(core);
+        disk = run_stream(o, core, store);
+        print_core("with the on-disk store (ALERT_STATE_DIR, no fsync):", disk);
+        note("journal bytes at the end", static_cast<double>(store.journal_bytes()), "bytes");
+    }
+    std::filesystem::remove_all(dir);
+    const double mem_rate = static_cast<double>(mem.etags) / mem.seconds;
+    const double disk_rate = static_cast<double>(disk.etags) / disk.seconds;
+    report("on-disk / in-process throughput", 100.0 * disk_rate / mem_rate, "%", ">=", 80);
+
+    const json_figures j = run_json_path(o, cfg);
+    const double e = static_cast<double>(j.etags);
+    std::printf("JSON batch path in the action process (%zu batches, warm core):\n",
+                o.json_batches);
+    note("nlohmann::json::parse of the request line", e / j.parse, "ETags/s");
+    note("json -> ETags (parse_etags)", e / j.convert, "ETags/s");
+    note("core", e / j.core, "ETags/s");
+    note("answer json + dump", e / j.answer, "ETags/s");
+    const double total = j.parse + j.convert + j.core + j.answer;
+    report("whole path in the action (excl. HTTP, pipes)", e / total, "ETags/s", ">=", 3e5);
+    return 0;
+}
