@@ -1,0 +1,23 @@
+// bare_server PORT: cpp-httplib alone, set up like the proxy (TCP_NODELAY, keep-alive, a
+// thread pool), answering every request with the hello action's JSON. No action behind it:
+// the ceiling for the proxy's HTTP layer.
+#include <httplib.h>
+
+#include <cstdlib>
+#include <string>
+
+int main(int argc, char** argv) {
+    int port = argc > 1 ? std::atoi(argv[1]) : 8090;
+    httplib::Server server;
+    server.new_task_queue = [] { return new httplib::ThreadPool(64); };
+    server.set_tcp_nodelay(true);
+    server.set_keep_alive_max_count(1u << 30);
+    server.set_keep_alive_timeout(60);
+    const std::string answer = "{\"greeting\":\"Hello, Mike!\"}\n";
+    auto handler = [&answer](const httplib::Request&, httplib::Response& res) {
+        res.set_content(answer, "application/json");
+    };
+    server.Post(".*", handler);
+    server.Get(".*", handler);
+    return server.listen("127.0.0.1", port) ? 0 : 1;
+}

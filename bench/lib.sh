@@ -1,0 +1,66 @@
+# Shared helpers for the bench scripts (sourced).
+# Server processes are pinned to CPU 0 and wrk to CPU 1 when the machine has two or more
+# cores: on a 2-core machine this keeps the load generator from stealing the server's core
+# and steadies the figures.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=$ROOT/build-bench
+PREFIX=$BUILD/prefix
+PIDS=()
+
+if [ "$(nproc)" -ge 2 ]; then SERVER_CPU=(taskset -c 0); LOAD_CPU=(taskset -c 1);
+else SERVER_CPU=(); LOAD_CPU=(); fi
+
+bench_build() {
+    "$ROOT/scripts/install-deps"
+    command -v /usr/bin/time > /dev/null || apt-get install -y -qq time > /dev/null
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DACTIONLOOP_BUILD_TESTS=OFF \
+          -DACTIONLOOP_BUILD_BENCH=ON > /dev/null
+    cmake --build "$BUILD" -j"$(nproc)" > /dev/null
+    cmake --install "$BUILD" --prefix "$PREFIX" > /dev/null
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+wait_port() {
+    for _ in $(seq 200); do curl -s -o /dev/null "127.0.0.1:$1/" && return 0; sleep 0.05; done
+    echo "server on port $1 did not come up" >&2; return 1
+}
+
+stop_all() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2> /dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2> /dev/null || true; done
+    PIDS=()
+}
+
+# start_proxy PORT DIR [ENV...]: the installed proxy, in DIR, with the compiler and ack.
+start_proxy() {
+    local port=$1 dir=$2; shift 2
+    mkdir -p "$dir"
+    (cd "$dir" && exec env OW_COMPILER="$PREFIX/bin/compile" OW_WAIT_FOR_ACK=1 "$@" \
+        "${SERVER_CPU[@]}" "$PREFIX/bin/proxy" -port "$port" > "$dir/stdout" 2> "$dir/stderr") &
+    PIDS+=($!)
+    wait_port "$port"
+}
+
+# init_file PORT FILE [binary]: POST /init with FILE as code (base64 when binary).
+init_file() {
+    local port=$1 file=$2 body
+    if [ "${3:-}" = binary ]; then
+        body=$(jq -n --arg c "$(base64 -w0 "$file")" '{value:{code:$c,binary:true}}')
+    else
+        body=$(jq -n --rawfile c "$file" '{value:{code:$c}}')
+    fi
+    local answer
+    answer=$(curl -s -X POST --data-binary "$body" "127.0.0.1:$port/init")
+    [ "$answer" = '{"ok":true}' ] || { echo "init of $file failed: $answer" >&2; return 1; }
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+# to_us "114.20us" | "1.20ms" | "2.00s" -> microseconds
+to_us() { awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n*1000; else if (v ~ /s$/) print n*1000000; else print n }'; }
+
+rss_kb() { ps -o rss= -p "$1" 2> /dev/null | tr -d ' '; }
