@@ -1,4 +1,5 @@
-// state.cpp — the `state` action: status and heartbeat ETags only (Offline/Online/InternetOffline).
+// state.cpp — the `state` action: status and heartbeat ETags only (Offline, Online,
+// InternetOffline).
 // Everything else lives in core/ (the pure decision core) and runtime/ (config, state store).
 #include <nlohmann/json.hpp>
 

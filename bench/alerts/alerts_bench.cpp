@@ -148,12 +148,18 @@ bool parse_args(int argc, char** argv, bench_options& o) {
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         const std::string v = argv[i + 1];
-        if (a == "--devices") o.gen.devices = static_cast<std::uint32_t>(std::stoul(v));
-        else if (a == "--minutes") o.minutes = static_cast<std::uint32_t>(std::stoul(v));
-        else if (a == "--batch") o.batch = std::stoul(v);
-        else if (a == "--json-batches") o.json_batches = std::stoul(v);
-        else if (a == "--seed") o.gen.seed = std::stoull(v);
-        else return false;
+        if (a == "--devices")
+            o.gen.devices = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--minutes")
+            o.minutes = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--batch")
+            o.batch = std::stoul(v);
+        else if (a == "--json-batches")
+            o.json_batches = std::stoul(v);
+        else if (a == "--seed")
+            o.gen.seed = std::stoull(v);
+        else
+            return false;
     }
     return argc % 2 == 1 && o.minutes >= 2;
 }
@@ -163,8 +169,8 @@ void print_core(const char* title, const run_figures& f) {
     note("devices", static_cast<double>(f.devices), "");
     note("ETags timed (after 1 warm-up minute)", static_cast<double>(f.etags), "");
     note("notifications", static_cast<double>(f.notifications), "");
-    note("first minute (cold: devices interned)", static_cast<double>(f.cold_etags) / f.cold_seconds,
-         "ETags/s");
+    note("first minute (cold: devices interned)",
+         static_cast<double>(f.cold_etags) / f.cold_seconds, "ETags/s");
     report("ETags/s through the core, one thread", static_cast<double>(f.etags) / f.seconds,
            "ETags/s", ">=", 1e6);
 }
@@ -174,8 +180,9 @@ void print_core(const char* title, const run_figures& f) {
 int main(int argc, char** argv) {
     bench_options o;
     if (!parse_args(argc, argv, o)) {
-        std::fprintf(stderr, "usage: alerts_bench [--devices N] [--minutes M>=2] [--batch B] "
-                             "[--json-batches K] [--seed S]\n");
+        std::fprintf(stderr,
+                     "usage: alerts_bench [--devices N] [--minutes M>=2] [--batch B] "
+                     "[--json-batches K] [--seed S]\n");
         return 2;
     }
     const std::size_t heap0 = heap_in_use();
@@ -199,8 +206,8 @@ int main(int argc, char** argv) {
     note("core structures per device",
          static_cast<double>(mem.core_bytes) / static_cast<double>(mem.devices), "bytes");
 
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("alerts-bench-" + std::to_string(::getpid()));
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("alerts-bench-" + std::to_string(::getpid()));
     run_figures disk;
     {
         alert_core core;

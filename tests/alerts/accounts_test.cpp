@@ -9,7 +9,8 @@ TEST_CASE("EEN_AGENT_DATACENTER skips other data centers' accounts as foreign") 
     core_options o;
     o.datacenter = "c001";
     core_harness h(o);
-    h.run({status("cam1", T0, device_state::offline), status("d1", T0, device_state::offline, {}, "acct2")},
+    h.run({status("cam1", T0, device_state::offline),
+           status("d1", T0, device_state::offline, {}, "acct2")},
           T0);
     CHECK(h.stats().foreign == 1);
     CHECK(h.stats().pending == 1);
@@ -26,7 +27,8 @@ TEST_CASE("without a data center filter every configured account is served") {
 
 TEST_CASE("ETags of accounts absent from the config are unknown and create no state") {
     core_harness h;
-    h.run({status("x", T0, device_state::offline, {}, "nobody"), motion("y", T0, "door", 1, {}, "nobody")},
+    h.run({status("x", T0, device_state::offline, {}, "nobody"),
+           motion("y", T0, "door", 1, {}, "nobody")},
           T0);
     CHECK(h.stats().unknown == 2);
     CHECK(h.stats().devices == 0);

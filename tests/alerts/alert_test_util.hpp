@@ -1,11 +1,11 @@
 // alert_test_util.hpp — builders for configs and ETags, and a core wrapper for the unit tests.
 #pragma once
 
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 
 #include "core/alert_core.hpp"
 
@@ -53,8 +53,8 @@ inline etag status(std::string_view device, double ts, device_state s, std::stri
     return state_etag(etag_type::status, device, ts, s, id, account);
 }
 
-inline etag heartbeat(std::string_view device, double ts, device_state s,
-                      std::string_view id = {}, std::string_view account = "acct1") {
+inline etag heartbeat(std::string_view device, double ts, device_state s, std::string_view id = {},
+                      std::string_view account = "acct1") {
     return state_etag(etag_type::heartbeat, device, ts, s, id, account);
 }
 
@@ -86,8 +86,7 @@ struct note {
 
 class core_harness {
 public:
-    explicit core_harness(core_options options = {},
-                          const nlohmann::json& config = sample_config())
+    explicit core_harness(core_options options = {}, const nlohmann::json& config = sample_config())
         : core(std::move(options)) {
         core.set_config(make_config(config));
     }

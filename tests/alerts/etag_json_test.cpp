@@ -1,7 +1,8 @@
 // etag_json_test.cpp — ETags from JSON: every field, and each malformed ETag rejected on its
 // own with its index and reason while the rest of the batch goes on.
-#include "alert_test_util.hpp"
 #include "core/etag_json.hpp"
+
+#include "alert_test_util.hpp"
 
 using namespace alerts;
 using json = nlohmann::json;
@@ -49,15 +50,11 @@ TEST_CASE("malformed ETags are rejected individually with index and reason") {
     std::vector<std::string> errors;
     for (const auto& r : b.rejected) errors.push_back(r.error);
     CHECK(errors == std::vector<std::string>{
-                        "etag 1: missing field 'ts'",
-                        "etag 2: field 'ts' must be a number",
-                        "etag 3: unknown type 'smoke'",
-                        "etag 4: unknown state 'asleep'",
-                        "etag 5: missing field 'region'",
-                        "etag 6: missing field 'device'",
+                        "etag 1: missing field 'ts'", "etag 2: field 'ts' must be a number",
+                        "etag 3: unknown type 'smoke'", "etag 4: unknown state 'asleep'",
+                        "etag 5: missing field 'region'", "etag 6: missing field 'device'",
                         "etag 7: field 'account' must be a string",
-                        "etag 8: field 'id' must be a string",
-                        "etag 9: must be an object",
+                        "etag 8: field 'id' must be a string", "etag 9: must be an object",
                         "etag 10: field 'magnitude' must be a number",
                         "etag 11: field 'account' must have 1 to 255 characters"});
     CHECK(b.rejected[0].index == 1);

@@ -39,24 +39,25 @@ TEST_CASE("a device absent from the config gets no motion alerts") {
 TEST_CASE("repeats within the region's cooldown are suppressed and counted") {
     core_harness h;
     CHECK(h.run({motion("cam1", T0, "door", 0.9)}, T0).size() == 1);
-    CHECK(h.run({motion("cam1", T0 + 30, "door", 0.9), motion("cam1", T0 + 59, "door", 0.9)},
-                T0 + 59)
-              .empty());
+    CHECK(
+        h.run({motion("cam1", T0 + 30, "door", 0.9), motion("cam1", T0 + 59, "door", 0.9)}, T0 + 59)
+            .empty());
     CHECK(h.stats().suppressed == 2);
     CHECK(h.run({motion("cam1", T0 + 60, "door", 0.9)}, T0 + 60).size() == 1);
 }
 
 TEST_CASE("the cooldown is per region") {
     core_harness h;
-    auto notes = h.run({motion("cam1", T0, "door", 0.9), motion("cam1", T0 + 1, "yard", 0.9)},
-                       T0 + 1);
+    auto notes =
+        h.run({motion("cam1", T0, "door", 0.9), motion("cam1", T0 + 1, "yard", 0.9)}, T0 + 1);
     CHECK(notes.size() == 2);
     CHECK(h.stats().suppressed == 0);
 }
 
 TEST_CASE("recipients fall back region -> device -> account") {
     nlohmann::json cfg = sample_config();
-    cfg["accounts"]["acct1"]["devices"]["cam3"] = {{"regions", {{"hall", nlohmann::json::object()}}}};
+    cfg["accounts"]["acct1"]["devices"]["cam3"] = {
+        {"regions", {{"hall", nlohmann::json::object()}}}};
     core_harness h({}, cfg);
     auto notes = h.run({motion("cam1", T0, "door", 0.9), motion("cam1", T0 + 1, "yard", 0.9),
                         motion("cam3", T0, "hall", 0.9)},

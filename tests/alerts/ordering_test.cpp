@@ -8,8 +8,9 @@ using namespace alerts::test;
 TEST_CASE("events of a device are applied in ts order whatever the batch order") {
     core_harness h;
     // Arrives as online-then-offline but happened offline-then-online: a flap, nothing held.
-    h.run({status("cam1", T0 + 10, device_state::online), status("cam1", T0, device_state::offline)},
-          T0 + 11);
+    h.run(
+        {status("cam1", T0 + 10, device_state::online), status("cam1", T0, device_state::offline)},
+        T0 + 11);
     CHECK(h.stats().pending == 0);
     CHECK(h.stats().stale == 0);
     CHECK(h.tick(T0 + 1000).empty());
@@ -33,8 +34,8 @@ TEST_CASE("events at the same ts are applied in batch order") {
 
 TEST_CASE("a repeated id is a duplicate, in the same batch or a later one") {
     core_harness h;
-    auto notes = h.run({motion("cam1", T0, "yard", 0.9, "m1"), motion("cam1", T0, "yard", 0.9, "m1")},
-                       T0);
+    auto notes =
+        h.run({motion("cam1", T0, "yard", 0.9, "m1"), motion("cam1", T0, "yard", 0.9, "m1")}, T0);
     CHECK(notes.size() == 1);
     CHECK(h.stats().duplicates == 1);
     CHECK(h.run({motion("cam1", T0, "yard", 0.9, "m1")}, T0 + 1).empty());
@@ -55,7 +56,8 @@ TEST_CASE("a re-delivered batch notifies once") {
 
 TEST_CASE("the same id on two devices is not a duplicate") {
     core_harness h;
-    h.run({status("cam1", T0, device_state::offline, "x"), status("cam2", T0, device_state::offline, "x")},
+    h.run({status("cam1", T0, device_state::offline, "x"),
+           status("cam2", T0, device_state::offline, "x")},
           T0);
     CHECK(h.stats().duplicates == 0);
     CHECK(h.stats().pending == 2);

@@ -1,7 +1,7 @@
 // recent_ids_test.cpp — the bounded recent-id set: membership, FIFO eviction, order.
-#include <doctest/doctest.h>
-
 #include "core/recent_ids.hpp"
+
+#include <doctest/doctest.h>
 
 using alerts::recent_ids;
 

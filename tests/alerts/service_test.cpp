@@ -49,7 +49,8 @@ TEST_CASE("an activation answers notifications, rejections and stats, and logs e
     CHECK(n["eventTs"] == 1764460800.125);
     CHECK(n["publishTs"] == 1764460800.129);
     CHECK(n["alertDelay"].get<double>() == doctest::Approx(0.004));
-    CHECK(out["rejected"] == json::parse(R"([{"index": 2, "error": "etag 2: missing field 'ts'"}])"));
+    CHECK(out["rejected"] ==
+          json::parse(R"([{"index": 2, "error": "etag 2: missing field 'ts'"}])"));
     const json& st = out["stats"];
     CHECK(st["etags"] == 3);
     CHECK(st["rejected"] == 1);
@@ -130,7 +131,9 @@ TEST_CASE("with ALERT_STATE_DIR a restarted service loses no pending hold") {
     }
     alert_service svc(action_kind::state, env);
     const json again = svc.run(value_with(json::parse(R"([{"id": "s1", "account": "acct1",
-        "device": "cam1", "type": "status", "ts": 1000, "state": "offline"}])"), 1001), 0, log);
+        "device": "cam1", "type": "status", "ts": 1000, "state": "offline"}])"),
+                                          1001),
+                               0, log);
     CHECK(again["stats"]["duplicates"] == 1);
     CHECK(again["stats"]["pending"] == 1);
     const json out = svc.run(value_with(json::array(), 1300), 0, log);

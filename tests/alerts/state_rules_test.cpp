@@ -104,9 +104,9 @@ TEST_CASE("internet_offline has its own hold and notification type") {
 
 TEST_CASE("a hold due before a later event in the same batch matures first") {
     core_harness h;
-    auto notes = h.run({status("cam1", T0, device_state::offline),
-                        status("cam1", T0 + 400, device_state::online)},
-                       T0 + 401);
+    auto notes = h.run(
+        {status("cam1", T0, device_state::offline), status("cam1", T0 + 400, device_state::online)},
+        T0 + 401);
     REQUIRE(notes.size() == 1);
     CHECK(notes[0].type == "Offline");
     CHECK(notes[0].delay == doctest::Approx(101));
@@ -115,7 +115,8 @@ TEST_CASE("a hold due before a later event in the same batch matures first") {
 
 TEST_CASE("a tick matures only the holds that are due") {
     core_harness h;
-    h.run({status("cam1", T0, device_state::offline), status("cam2", T0 + 100, device_state::offline)},
+    h.run({status("cam1", T0, device_state::offline),
+           status("cam2", T0 + 100, device_state::offline)},
           T0 + 100);
     auto notes = h.tick(T0 + 350);
     REQUIRE(notes.size() == 1);
@@ -146,9 +147,10 @@ TEST_CASE("a notification later than the threshold is flagged late and counted")
 
 TEST_CASE("alertDelay max and p50 summarise the activation's notifications") {
     core_harness h;
-    h.run({status("cam1", T0, device_state::offline), status("cam2", T0 + 10, device_state::offline),
-           status("cam3", T0 + 20, device_state::offline)},
-          T0 + 20);
+    h.run(
+        {status("cam1", T0, device_state::offline), status("cam2", T0 + 10, device_state::offline),
+         status("cam3", T0 + 20, device_state::offline)},
+        T0 + 20);
     h.tick(T0 + 330);
     CHECK(h.stats().alert_delay.max == doctest::Approx(30));
     CHECK(h.stats().alert_delay.p50 == doctest::Approx(20));

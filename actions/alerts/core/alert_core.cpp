@@ -152,7 +152,8 @@ void alert_core::resolve(const std::vector<etag>& batch) {
 
 const batch_result& alert_core::process(const std::vector<etag>& batch, double now) {
     if (!config_) throw config_error("config: none installed");
-    for (std::uint32_t d : changes_.devices) slots_[d].flags &= static_cast<std::uint8_t>(~SLOT_DIRTY);
+    for (std::uint32_t d : changes_.devices)
+        slots_[d].flags &= static_cast<std::uint8_t>(~SLOT_DIRTY);
     changes_.devices.clear();
     changes_.cooldowns.clear();
     changes_.ids.clear();

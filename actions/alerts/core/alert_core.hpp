@@ -18,24 +18,24 @@
 #include "config.hpp"
 #include "device_machine.hpp"
 #include "etag.hpp"
-#include "records.hpp"
 #include "recent_ids.hpp"
+#include "records.hpp"
 #include "string_interner.hpp"
 #include "timer_heap.hpp"
 
 namespace alerts {
 
 struct core_options {
-    std::string datacenter;   // EEN_AGENT_DATACENTER; empty: every account
-    bool motion = true;       // handle motion ETags (the `motion` and `monitor` actions)
-    bool state = true;        // handle status/heartbeat ETags (`state` and `monitor`)
+    std::string datacenter;  // EEN_AGENT_DATACENTER; empty: every account
+    bool motion = true;      // handle motion ETags (the `motion` and `monitor` actions)
+    bool state = true;       // handle status/heartbeat ETags (`state` and `monitor`)
 };
 
 /// What process() changed that a restart would lose.
 struct change_set {
-    std::vector<std::uint32_t> devices;   // device indices whose record changed
-    std::vector<std::uint64_t> cooldowns; // keys into the cooldown table
-    std::vector<std::uint64_t> ids;       // ids of events that had an effect
+    std::vector<std::uint32_t> devices;    // device indices whose record changed
+    std::vector<std::uint64_t> cooldowns;  // keys into the cooldown table
+    std::vector<std::uint64_t> ids;        // ids of events that had an effect
 };
 
 class alert_core {
@@ -53,7 +53,9 @@ public:
     const change_set& changes() const { return changes_; }
 
     std::string_view account_id(std::uint32_t account) const { return account_names_.key(account); }
-    std::string_view device_id(std::uint32_t device) const { return device_keys_.key(device).substr(4); }
+    std::string_view device_id(std::uint32_t device) const {
+        return device_keys_.key(device).substr(4);
+    }
     /// The device's config, or nullptr when its account's config does not list it.
     const device_config* device_cfg(std::uint32_t device) const;
     const device_slot& slot(std::uint32_t device) const { return slots_[device]; }

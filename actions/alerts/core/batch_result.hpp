@@ -14,9 +14,9 @@ namespace alerts {
 /// refer into the installed config and stay valid until the config changes.
 struct notification {
     notif_type type = notif_type::alert;
-    std::uint32_t account = 0;  // account index
-    std::uint32_t device = 0;   // device index
-    const region_config* region = nullptr;      // motion only
+    std::uint32_t account = 0;                   // account index
+    std::uint32_t device = 0;                    // device index
+    const region_config* region = nullptr;       // motion only
     const recipient_list* recipients = nullptr;  // never null
     double event_ts = 0;    // the ETag's time (for state: when the device changed)
     double publish_ts = 0;  // the evaluation time
@@ -31,9 +31,9 @@ struct delay_summary {
 };
 
 struct batch_stats {
-    std::uint64_t etags = 0;       // received (including rejected)
+    std::uint64_t etags = 0;  // received (including rejected)
     std::uint64_t heartbeats = 0;
-    std::uint64_t ignored = 0;     // no effect
+    std::uint64_t ignored = 0;  // no effect
     std::uint64_t stale = 0;
     std::uint64_t duplicates = 0;
     std::uint64_t foreign = 0;     // another data center's accounts

@@ -6,13 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "types.hpp"
 
@@ -29,7 +28,7 @@ using recipient_list = std::vector<std::string>;
 struct region_config {
     std::string name;
     bool enabled = true;
-    double sensitivity = 0;     // a motion alert needs magnitude >= sensitivity
+    double sensitivity = 0;  // a motion alert needs magnitude >= sensitivity
     std::string level = "normal";
     recipient_list recipients;  // empty: fall back to the device's, then the account's
     double cooldown = 0;        // seconds; repeats inside it are suppressed
@@ -60,9 +59,12 @@ struct hold_times {
     /// How long a device must stay in `s` before it is announced.
     double of(device_state s) const {
         switch (s) {
-            case device_state::offline: return offline;
-            case device_state::internet_offline: return internet_offline;
-            case device_state::online: break;
+            case device_state::offline:
+                return offline;
+            case device_state::internet_offline:
+                return internet_offline;
+            case device_state::online:
+                break;
         }
         return online;
     }

@@ -33,8 +33,8 @@ void alert_core::apply(const etag& e, const work_item& w) {
         return;
     }
     mature_if_due(w.device, e.ts);
-    const bool effect = e.type == etag_type::motion ? apply_motion(w.device, e)
-                                                    : apply_state(w.device, e);
+    const bool effect =
+        e.type == etag_type::motion ? apply_motion(w.device, e) : apply_state(w.device, e);
     device_slot& after = slots_[w.device];
     after.last_ts = e.ts;
     if (w.id != 0) {

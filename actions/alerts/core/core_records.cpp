@@ -45,8 +45,7 @@ void alert_core::restore_device(const device_record& r) {
     const std::uint32_t a = account_names_.find(r.account, hash_bytes(r.account));
     if (a == string_interner::npos || accounts_[a].cfg < 0) return;  // account left the config
     if (r.device.empty() || r.device.size() > MAX_NAME_LENGTH) return;
-    const std::uint32_t device =
-        intern_device(a, r.device, device_key_hash(r.account, r.device));
+    const std::uint32_t device = intern_device(a, r.device, device_key_hash(r.account, r.device));
     device_slot& d = slots_[device];
     if (hold_pending(d)) --pending_;
     d.state = r.state;

@@ -19,14 +19,14 @@ namespace alerts {
 /// Everything the core keeps per device: 40 bytes.
 struct device_slot {
     double last_ts = -std::numeric_limits<double>::infinity();  // last applied event time
-    double hold_ts = 0;           // when the pending hold started (meaningful while pending)
-    std::uint32_t account = 0;    // index in the core's account table
-    std::uint32_t last_id = 0;    // short hash of the last applied event's id (0: none)
-    std::uint32_t hold_gen = 0;   // bumped whenever a hold starts or ends (lazy timer deletion)
-    std::int32_t cfg = -1;        // index of the device's config, -1 when not configured
+    double hold_ts = 0;          // when the pending hold started (meaningful while pending)
+    std::uint32_t account = 0;   // index in the core's account table
+    std::uint32_t last_id = 0;   // short hash of the last applied event's id (0: none)
+    std::uint32_t hold_gen = 0;  // bumped whenever a hold starts or ends (lazy timer deletion)
+    std::int32_t cfg = -1;       // index of the device's config, -1 when not configured
     device_state state = device_state::online;
     device_state notified = device_state::online;
-    std::uint8_t flags = 0;       // DIRTY: changed in this activation
+    std::uint8_t flags = 0;  // DIRTY: changed in this activation
 };
 
 inline constexpr std::uint8_t SLOT_DIRTY = 1;

@@ -11,12 +11,12 @@
 namespace alerts {
 
 struct etag {
-    std::string_view id;       // empty: no idempotence key
+    std::string_view id;  // empty: no idempotence key
     std::string_view account;
     std::string_view device;
-    std::string_view region;   // motion only
-    double ts = 0;             // event time, epoch seconds
-    double magnitude = 0;      // motion only
+    std::string_view region;  // motion only
+    double ts = 0;            // event time, epoch seconds
+    double magnitude = 0;     // motion only
     etag_type type = etag_type::heartbeat;
     device_state state = device_state::online;  // status and heartbeat only
 };

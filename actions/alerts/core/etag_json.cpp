@@ -11,8 +11,16 @@ namespace {
 
 using json = nlohmann::json;
 
-enum field : unsigned { F_ID = 1, F_ACCOUNT = 2, F_DEVICE = 4, F_TYPE = 8, F_TS = 16,
-                        F_STATE = 32, F_REGION = 64, F_MAGNITUDE = 128 };
+enum field : unsigned {
+    F_ID = 1,
+    F_ACCOUNT = 2,
+    F_DEVICE = 4,
+    F_TYPE = 8,
+    F_TS = 16,
+    F_STATE = 32,
+    F_REGION = 64,
+    F_MAGNITUDE = 128
+};
 
 struct raw_fields {
     unsigned seen = 0;
@@ -21,18 +29,25 @@ struct raw_fields {
 
 int field_index(const std::string& key) {
     switch (key.size()) {
-        case 2: return key == "id" ? 0 : key == "ts" ? 4 : -1;
-        case 4: return key == "type" ? 3 : -1;
-        case 5: return key == "state" ? 5 : -1;
-        case 6: return key == "device" ? 2 : key == "region" ? 6 : -1;
-        case 7: return key == "account" ? 1 : -1;
-        case 9: return key == "magnitude" ? 7 : -1;
-        default: return -1;
+        case 2:
+            return key == "id" ? 0 : key == "ts" ? 4 : -1;
+        case 4:
+            return key == "type" ? 3 : -1;
+        case 5:
+            return key == "state" ? 5 : -1;
+        case 6:
+            return key == "device" ? 2 : key == "region" ? 6 : -1;
+        case 7:
+            return key == "account" ? 1 : -1;
+        case 9:
+            return key == "magnitude" ? 7 : -1;
+        default:
+            return -1;
     }
 }
 
-const char* const FIELD_NAMES[8] = {"id", "account", "device", "type", "ts", "state", "region",
-                                    "magnitude"};
+const char* const FIELD_NAMES[8] = {"id", "account", "device", "type",
+                                    "ts", "state",   "region", "magnitude"};
 
 bool get_name(const raw_fields& f, int i, bool required, std::string_view& out,
               std::string& error) {

@@ -4,10 +4,9 @@
 // outlive them.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "etag.hpp"
 

@@ -48,8 +48,8 @@ void recent_ids::erase(std::uint64_t key) {
     std::size_t hole = pos;
     for (std::size_t next = (hole + 1) & mask; table_[next] != 0; next = (next + 1) & mask) {
         const std::size_t want = home(table_[next]);
-        const bool movable = hole <= next ? (want <= hole || want > next)
-                                          : (want <= hole && want > next);
+        const bool movable =
+            hole <= next ? (want <= hole || want > next) : (want <= hole && want > next);
         if (movable) {
             table_[hole] = table_[next];
             hole = next;

@@ -2,10 +2,9 @@
 // that go with each notification. Pure formatting: printing is the caller's business.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "alert_core.hpp"
 #include "etag_json.hpp"

@@ -50,8 +50,7 @@ void string_interner::grow() {
 }
 
 std::size_t string_interner::memory_bytes() const {
-    return table_.capacity() * sizeof(std::uint64_t) +
-           offsets_.capacity() * sizeof(std::uint32_t) +
+    return table_.capacity() * sizeof(std::uint64_t) + offsets_.capacity() * sizeof(std::uint32_t) +
            hashes_.capacity() * sizeof(std::uint32_t) + arena_.capacity();
 }
 

@@ -35,7 +35,7 @@ private:
     // (hash << 32) | (index + 1); 0 = empty
     std::vector<std::uint64_t> table_;
     std::vector<std::uint32_t> offsets_ = {0};  // key i is arena_[offsets_[i], offsets_[i+1])
-    std::vector<std::uint32_t> hashes_;   // low 32 bits of each key's hash, for regrowth
+    std::vector<std::uint32_t> hashes_;         // low 32 bits of each key's hash, for regrowth
     std::string arena_;
 };
 

@@ -19,28 +19,38 @@ std::optional<device_state> parse_device_state(std::string_view s) {
 
 std::string_view name_of(etag_type t) {
     switch (t) {
-        case etag_type::motion: return "motion";
-        case etag_type::status: return "status";
-        case etag_type::heartbeat: return "heartbeat";
+        case etag_type::motion:
+            return "motion";
+        case etag_type::status:
+            return "status";
+        case etag_type::heartbeat:
+            return "heartbeat";
     }
     return "?";
 }
 
 std::string_view name_of(device_state s) {
     switch (s) {
-        case device_state::online: return "online";
-        case device_state::offline: return "offline";
-        case device_state::internet_offline: return "internet_offline";
+        case device_state::online:
+            return "online";
+        case device_state::offline:
+            return "offline";
+        case device_state::internet_offline:
+            return "internet_offline";
     }
     return "?";
 }
 
 std::string_view name_of(notif_type t) {
     switch (t) {
-        case notif_type::alert: return "Alert";
-        case notif_type::offline: return "Offline";
-        case notif_type::online: return "Online";
-        case notif_type::internet_offline: return "InternetOffline";
+        case notif_type::alert:
+            return "Alert";
+        case notif_type::offline:
+            return "Offline";
+        case notif_type::online:
+            return "Online";
+        case notif_type::internet_offline:
+            return "InternetOffline";
     }
     return "?";
 }

@@ -28,9 +28,12 @@ std::string_view name_of(notif_type t);
 /// The state notification that announces a device having settled in state `s`.
 inline notif_type notif_for(device_state s) {
     switch (s) {
-        case device_state::offline: return notif_type::offline;
-        case device_state::internet_offline: return notif_type::internet_offline;
-        case device_state::online: break;
+        case device_state::offline:
+            return notif_type::offline;
+        case device_state::internet_offline:
+            return notif_type::internet_offline;
+        case device_state::online:
+            break;
     }
     return notif_type::online;
 }

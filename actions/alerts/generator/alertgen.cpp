@@ -30,7 +30,8 @@ void usage(std::FILE* to) {
         "  --seed N           random seed (1)         --start T       first minute (1764460800)\n"
         "  --rate N           ETags/device/minute (13)\n"
         "  --motion F         cameras with motion regions (0.2)\n"
-        "  --flap F           flaky devices (0.02)    --outage F      devices with outages (0.002)\n"
+        "  --flap F           flaky devices (0.02)\n"
+        "  --outage F         devices with outages (0.002)\n"
         "  --duplicates P     re-delivery probability (0)\n"
         "  --reorder S        arrival jitter in seconds (0)\n"
         "  --datacenters N    spread accounts over c001..cN (1)\n"
@@ -40,29 +41,55 @@ void usage(std::FILE* to) {
         to);
 }
 
+// Sets the option `name` from `v`; false when there is no such option.
+bool set_option(const std::string& name, const char* v, cli& c) {
+    auto u32 = [v] { return static_cast<std::uint32_t>(std::stoul(v)); };
+    alerts::generator_options& g = c.gen;
+    if (name == "--devices")
+        g.devices = u32();
+    else if (name == "--accounts")
+        g.accounts = u32();
+    else if (name == "--datacenters")
+        g.datacenters = u32();
+    else if (name == "--minutes")
+        c.minutes = u32();
+    else if (name == "--batch")
+        c.batch = std::stoul(v);
+    else if (name == "--seed")
+        g.seed = std::stoull(v);
+    else if (name == "--start")
+        g.start = std::stod(v);
+    else if (name == "--rate")
+        g.rate = u32();
+    else if (name == "--motion")
+        g.motion_fraction = std::stod(v);
+    else if (name == "--flap")
+        g.flap_fraction = std::stod(v);
+    else if (name == "--outage")
+        g.outage_fraction = std::stod(v);
+    else if (name == "--duplicates")
+        g.duplicate_rate = std::stod(v);
+    else if (name == "--reorder")
+        g.reorder_window = std::stod(v);
+    else if (name == "--lag")
+        c.lag = std::stod(v);
+    else
+        return false;
+    return true;
+}
+
 bool parse_args(int argc, char** argv, cli& c) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--config") { c.config = true; continue; }
-        if (a == "--ticks") { c.ticks = true; continue; }
-        if (a == "--help" || a == "-h") { usage(stdout); std::exit(0); }
-        if (i + 1 >= argc) return false;
-        const char* v = argv[++i];
-        if (a == "--devices") c.gen.devices = static_cast<std::uint32_t>(std::stoul(v));
-        else if (a == "--accounts") c.gen.accounts = static_cast<std::uint32_t>(std::stoul(v));
-        else if (a == "--datacenters") c.gen.datacenters = static_cast<std::uint32_t>(std::stoul(v));
-        else if (a == "--minutes") c.minutes = static_cast<std::uint32_t>(std::stoul(v));
-        else if (a == "--batch") c.batch = std::stoul(v);
-        else if (a == "--seed") c.gen.seed = std::stoull(v);
-        else if (a == "--start") c.gen.start = std::stod(v);
-        else if (a == "--rate") c.gen.rate = static_cast<std::uint32_t>(std::stoul(v));
-        else if (a == "--motion") c.gen.motion_fraction = std::stod(v);
-        else if (a == "--flap") c.gen.flap_fraction = std::stod(v);
-        else if (a == "--outage") c.gen.outage_fraction = std::stod(v);
-        else if (a == "--duplicates") c.gen.duplicate_rate = std::stod(v);
-        else if (a == "--reorder") c.gen.reorder_window = std::stod(v);
-        else if (a == "--lag") c.lag = std::stod(v);
-        else return false;
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            std::exit(0);
+        }
+        if (a == "--config" || a == "--ticks") {
+            (a == "--config" ? c.config : c.ticks) = true;
+        } else if (i + 1 >= argc || !set_option(a, argv[++i], c)) {
+            return false;
+        }
     }
     return c.batch > 0 && c.gen.devices > 0;
 }

@@ -52,8 +52,8 @@ stream_generator::stream_generator(generator_options options)
 
 double stream_generator::rand01(std::uint32_t device, std::uint64_t minute,
                                 std::uint64_t salt) const {
-    const std::uint64_t h = hash_mix(hash_combine(hash_combine(options_.seed, device),
-                                                  hash_combine(minute, salt)));
+    const std::uint64_t h =
+        hash_mix(hash_combine(hash_combine(options_.seed, device), hash_combine(minute, salt)));
     return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
 }
 
@@ -67,9 +67,7 @@ int stream_generator::kind_of(std::uint32_t device) const {
     return NORMAL;
 }
 
-bool stream_generator::has_motion(std::uint32_t device) const {
-    return kind_of(device) == MOTION;
-}
+bool stream_generator::has_motion(std::uint32_t device) const { return kind_of(device) == MOTION; }
 
 double stream_generator::minute_start() const {
     return options_.start + 60.0 * static_cast<double>(minute_);
@@ -89,8 +87,7 @@ device_state stream_generator::state_at(std::uint32_t device, double t) const {
         const double offset = OUTAGE_CYCLE * rand01(device, 0, 5);
         const double phase = std::fmod(t - options_.start + OUTAGE_CYCLE - offset, OUTAGE_CYCLE);
         if (phase >= 420) return device_state::online;  // 7 minutes down per cycle
-        return rand01(device, 0, 6) < 0.33 ? device_state::internet_offline
-                                           : device_state::offline;
+        return rand01(device, 0, 6) < 0.33 ? device_state::internet_offline : device_state::offline;
     }
     return device_state::online;
 }
@@ -119,7 +116,8 @@ void stream_generator::add_device_minute(std::uint32_t device, std::uint64_t min
     const int kind = kind_of(device);
     if (kind == FLAPPER || kind == OUTAGE) add_transitions(device, minute, m0);
     const std::size_t used = out_.size() - before + (kind == MOTION ? 1 : 0);
-    const std::uint32_t beats = options_.rate > used ? options_.rate - static_cast<std::uint32_t>(used) : 1;
+    const std::uint32_t beats =
+        options_.rate > used ? options_.rate - static_cast<std::uint32_t>(used) : 1;
     const double phase = rand01(device, 0, 7);
     for (std::uint32_t k = 0; k < beats; ++k) {
         double frac = phase + static_cast<double>(k) / beats;
@@ -156,9 +154,8 @@ void stream_generator::add_duplicates_and_order() {
             out_.push_back(copy);
         }
     }
-    std::stable_sort(out_.begin(), out_.end(), [](const gen_etag& a, const gen_etag& b) {
-        return a.arrival < b.arrival;
-    });
+    std::stable_sort(out_.begin(), out_.end(),
+                     [](const gen_etag& a, const gen_etag& b) { return a.arrival < b.arrival; });
 }
 
 const std::vector<gen_etag>& stream_generator::next_minute() {
@@ -176,15 +173,19 @@ nlohmann::json stream_generator::config() const {
     for (std::uint32_t a = 0; a < accounts_; ++a) {
         char dc[16];
         std::snprintf(dc, sizeof dc, "c%03u", 1 + a % std::max(1U, options_.datacenters));
-        accounts[account_names_[a]] = {{"datacenter", dc},
-                                       {"recipients", {"ops@a" + account_names_[a] + ".example.com"}},
-                                       {"devices", json::object()}};
+        accounts[account_names_[a]] = {
+            {"datacenter", dc},
+            {"recipients", {"ops@a" + account_names_[a] + ".example.com"}},
+            {"devices", json::object()}};
     }
     for (std::uint32_t d = 0; d < options_.devices; ++d) {
         if (!has_motion(d)) continue;
         json regions = {
-            {"door", {{"sensitivity", 0.5}, {"level", "high"}, {"cooldown", 60},
-                      {"recipients", {"guard@a" + account_names_[account_of(d)] + ".example.com"}}}},
+            {"door",
+             {{"sensitivity", 0.5},
+              {"level", "high"},
+              {"cooldown", 60},
+              {"recipients", {"guard@a" + account_names_[account_of(d)] + ".example.com"}}}},
             {"yard", {{"sensitivity", 0.7}, {"level", "normal"}, {"cooldown", 30}}},
             {"street", {{"enabled", false}}}};
         json device = {{"name", "Camera " + device_names_[d]}, {"regions", std::move(regions)}};
@@ -203,11 +204,12 @@ std::string stream_generator::batch_json(const gen_etag* first, std::size_t n, d
     for (std::size_t i = 0; i < n; ++i) {
         const gen_etag& e = first[i];
         id[format_id(id, e.seq)] = '\0';
-        int len = std::snprintf(buf, sizeof buf,
-                                "%s{\"id\":\"%s\",\"account\":\"%s\",\"device\":\"%s\",\"type\":\"%s\","
-                                "\"ts\":%.3f",
-                                i ? "," : "", id, account_names_[account_of(e.device)].c_str(),
-                                device_names_[e.device].c_str(), name_of(e.type).data(), e.ts);
+        int len =
+            std::snprintf(buf, sizeof buf,
+                          "%s{\"id\":\"%s\",\"account\":\"%s\",\"device\":\"%s\",\"type\":\"%s\","
+                          "\"ts\":%.3f",
+                          i ? "," : "", id, account_names_[account_of(e.device)].c_str(),
+                          device_names_[e.device].c_str(), name_of(e.type).data(), e.ts);
         out.append(buf, static_cast<std::size_t>(len));
         if (e.type == etag_type::motion) {
             len = std::snprintf(buf, sizeof buf, ",\"region\":\"%s\",\"magnitude\":%.3f}",

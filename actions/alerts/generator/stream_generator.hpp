@@ -8,10 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "../core/etag.hpp"
 
@@ -19,22 +18,22 @@ namespace alerts {
 
 struct generator_options {
     std::uint32_t devices = 1000;
-    std::uint32_t accounts = 0;        // 0: one account per 100 devices
-    std::uint32_t datacenters = 1;     // accounts spread over c001, c002, …
+    std::uint32_t accounts = 0;     // 0: one account per 100 devices
+    std::uint32_t datacenters = 1;  // accounts spread over c001, c002, …
     std::uint64_t seed = 1;
-    double start = 1764460800;         // time of the first minute
-    std::uint32_t rate = 13;           // ETags per device per minute
-    double motion_fraction = 0.2;      // cameras with motion regions
-    double flap_fraction = 0.02;       // flaky devices: a short offline spell most minutes
-    double outage_fraction = 0.002;    // devices offline for 6–9 minutes every 15 minutes
-    double duplicate_rate = 0;         // probability that an ETag is delivered twice
-    double reorder_window = 0;         // seconds of arrival jitter (0: arrival = event time)
+    double start = 1764460800;       // time of the first minute
+    std::uint32_t rate = 13;         // ETags per device per minute
+    double motion_fraction = 0.2;    // cameras with motion regions
+    double flap_fraction = 0.02;     // flaky devices: a short offline spell most minutes
+    double outage_fraction = 0.002;  // devices offline for 6–9 minutes every 15 minutes
+    double duplicate_rate = 0;       // probability that an ETag is delivered twice
+    double reorder_window = 0;       // seconds of arrival jitter (0: arrival = event time)
 };
 
 /// One generated ETag, compact; names are derived from the indices.
 struct gen_etag {
-    double ts = 0;        // event time
-    double arrival = 0;   // when the consumer sees it
+    double ts = 0;          // event time
+    double arrival = 0;     // when the consumer sees it
     std::uint64_t seq = 0;  // id number (the id is "g<seq>")
     std::uint32_t device = 0;
     float magnitude = 0;

@@ -71,8 +71,8 @@ void alert_service::install_config(const json& args) {
     if (env_.config_file.empty()) {
         throw config_error("config: pass value.config or set ALERT_CONFIG in the action's env");
     }
-    core_.set_config(std::make_shared<const alert_config>(
-        parse_config(read_config_file(env_.config_file))));
+    core_.set_config(
+        std::make_shared<const alert_config>(parse_config(read_config_file(env_.config_file))));
 }
 
 void alert_service::open_store() {
