@@ -89,16 +89,16 @@ TEST_CASE("better: 8 concurrent /run requests each get their own answer") {
     proxy_process proxy;
     init_with(proxy, "echo.sh");
     std::vector<std::future<http_reply>> replies;
+    const auto value_of = [](int i) {
+        return json{{"request", i}, {"pad", std::string(static_cast<size_t>(i) * 997, 'p')}};
+    };
     for (int i = 0; i < 8; ++i) {
-        const json value = {{"request", i}, {"pad", std::string(static_cast<size_t>(i) * 997, 'p')}};
-        replies.push_back(std::async(std::launch::async, [&proxy, value] {
+        replies.push_back(std::async(std::launch::async, [&proxy, value = value_of(i)] {
             return proxy.run(value, json::object(), NO_HANG);
         }));
     }
     for (int i = 0; i < 8; ++i) {
-        const json expected = {{"request", i},
-                               {"pad", std::string(static_cast<size_t>(i) * 997, 'p')}};
-        CHECK_REPLY(replies[static_cast<size_t>(i)].get(), 200, expected.dump() + "\n");
+        CHECK_REPLY(replies[static_cast<size_t>(i)].get(), 200, value_of(i).dump() + "\n");
     }
     proxy.check_streams(8);
 }

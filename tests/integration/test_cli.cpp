@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "process_tools.hpp"
+#include "proxy_process.hpp"
 #include "test_util.hpp"
 
 using namespace support;
@@ -59,4 +60,15 @@ TEST_CASE("cli: -compile with empty stdin exits 1 with an error on stderr and no
     CHECK(result.exit_code == 1);
     CHECK_FALSE(trim(result.err).empty());
     CHECK(result.out.empty());
+}
+
+TEST_CASE("cli: a second proxy on a port already in use exits with an error") {
+    proxy_process first;
+    temp_dir cwd;
+    const command_result second = run_command(
+        {ACTIONLOOP_PROXY_BIN, "-port", std::to_string(first.port())}, "", path_only_env(),
+        cwd.path(), std::chrono::seconds(5));
+    CHECK_FALSE(second.timed_out);  // it did not share the port (no SO_REUSEPORT)
+    CHECK(second.exit_code != 0);
+    CHECK(first.running());
 }

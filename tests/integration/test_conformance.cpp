@@ -144,7 +144,8 @@ TEST_CASE("E.3 run sample with init that does nothing") {
 
 TEST_CASE("E.3 deploy a shell script (base64, binary:true)") {
     proxy_process proxy;
-    const std::string code = base64_encode(replace_all(fixture_text("hello.sh"), "${main}", "main"));
+    const std::string script = replace_all(fixture_text("hello.sh"), "${main}", "main");
+    const std::string code = base64_encode(script);
     REQUIRE(is_binary_code(code));
     CHECK(proxy.init(code).status == 200);
     const http_reply reply = proxy.run(json{{"name", "Demo"}});
@@ -215,7 +216,8 @@ TEST_CASE("E.6 Example_executionEnv_check") {
     CHECK_ERROR_REPLY(proxy.init(base64_encode(wrong)), 502,
                       "cannot start action: Execution environment version mismatch. "
                       "See logs for details.");
-    CHECK(proxy.stdout_text() == "Expected exec.env should start with bad/env\nActual value: exec/env");
+    CHECK(proxy.stdout_text() ==
+          "Expected exec.env should start with bad/env\nActual value: exec/env");
     const std::string right = make_zip({file_entry("exec", echo, 0755),
                                         file_entry("exec.env", "bad/env")});
     CHECK_REPLY(proxy.init(base64_encode(right)), 200, OK_BODY);

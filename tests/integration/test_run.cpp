@@ -40,8 +40,9 @@ TEST_CASE("run: before any init it is 500 no action defined yet, without sentine
 TEST_CASE("run: an object or array line comes back verbatim with its newline") {
     proxy_process proxy;
     init_with(proxy, "answer.sh");
-    for (const std::string line : {"{\"a\":1}", "   {\"a\":1}   ", "[1,2]", "[]", "{}",
-                                   "{\"nested\":{\"x\":[true,null,1.5e3]}}", "{ \"s\" : \"❄\" }"}) {
+    for (const std::string line :
+         {"{\"a\":1}", "   {\"a\":1}   ", "[1,2]", "[]", "{}",
+          "{\"nested\":{\"x\":[true,null,1.5e3]}}", "{ \"s\" : \"❄\" }"}) {
         INFO("line: " << line);
         CHECK_REPLY(proxy.run(json{{"line", line}}), 200, line + "\n");
     }
@@ -86,10 +87,11 @@ TEST_CASE("http: the method is ignored (GET /run with a body runs the action)") 
     proxy_process proxy;
     CHECK_ERROR_REPLY(proxy.get("/run"), 500, "no action defined yet");
     init_with(proxy, "echo.sh");
-    CHECK_REPLY(proxy.raw(request("GET", "/run", "{\"value\":{\"via\":\"GET\"}}")), 200,
-                "{\"via\":\"GET\"}\n");
-    CHECK_REPLY(proxy.raw(request("PUT", "/run", "{\"value\":{\"via\":\"PUT\"}}")), 200,
+    const auto wait = std::chrono::seconds(10);
+    CHECK_REPLY(proxy.raw(request("PUT", "/run", "{\"value\":{\"via\":\"PUT\"}}"), wait), 200,
                 "{\"via\":\"PUT\"}\n");
+    CHECK_REPLY(proxy.raw(request("GET", "/run", "{\"value\":{\"via\":\"GET\"}}"), wait), 200,
+                "{\"via\":\"GET\"}\n");
 }
 
 TEST_CASE("http: a query string is ignored, routing is on the path") {

@@ -18,6 +18,14 @@ inline std::string error_body(const std::string& message) {
     return nlohmann::json{{"error", message}}.dump() + "\n";
 }
 
+/// `text` cut to `limit` bytes (with a note of the full size) for failure messages.
+inline std::string shorten(const std::string& text, std::size_t limit = 400) {
+    if (text.size() <= limit) {
+        return text;
+    }
+    return text.substr(0, limit) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 /// The reply body parsed as JSON (discarded value when it does not parse).
 inline nlohmann::json json_of(const http_reply& reply) {
     return nlohmann::json::parse(reply.body, nullptr, false);
@@ -25,12 +33,16 @@ inline nlohmann::json json_of(const http_reply& reply) {
 
 }  // namespace support
 
-/// Exact status and body (the last argument), JSON content type, and a Content-Length that matches the body.
+/// Exact status and body (the last argument), a JSON content type, and a Content-Length that
+/// matches the body.
 #define CHECK_REPLY(reply_expr, status_code, ...)                                            \
     do {                                                                                     \
         const ::support::http_reply& reply_ = (reply_expr);                                  \
         CHECK_MESSAGE(reply_.status == (status_code), "transport: " << reply_.error);        \
-        CHECK(reply_.body == (__VA_ARGS__));                                                 \
+        const std::string want_ = (__VA_ARGS__);                                             \
+        const bool same_body_ = reply_.body == want_;                                        \
+        CHECK_MESSAGE(same_body_, "body: " << ::support::shorten(reply_.body)                \
+                                           << "\nwant: " << ::support::shorten(want_));      \
         CHECK(reply_.header("content-type") == "application/json");                         \
         CHECK(reply_.header("content-length") == std::to_string(reply_.body.size()));       \
     } while (false)

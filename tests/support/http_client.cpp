@@ -220,7 +220,8 @@ http_reply parse_response(const std::string& raw, bool& complete) {
     }
     const std::string rest = raw.substr(start);
     if (reply.has_header("content-length")) {
-        const std::size_t length = std::strtoul(reply.header("content-length").c_str(), nullptr, 10);
+        const std::string declared = reply.header("content-length");
+        const std::size_t length = std::strtoul(declared.c_str(), nullptr, 10);
         complete = rest.size() >= length;
         reply.body = rest.substr(0, length);
     } else if (lower(reply.header("transfer-encoding")) == "chunked") {
