@@ -236,17 +236,17 @@ TEST_CASE("better: a request body over the limit is 413 (Content-Length, chunked
     proxy_process proxy(with_env({{"OW_MAX_BODY_BYTES", "1000"}}));
     init_with(proxy, "echo.sh");
     const std::string body = json{{"value", {{"big", std::string(2000, 'b')}}}}.dump();
-    CHECK_ERROR_REPLY(proxy.run_raw(body), 413, limit_error(1000));
-    CHECK_ERROR_REPLY(proxy.post("/init", body), 413, limit_error(1000));
-    CHECK_ERROR_REPLY(
-        proxy.raw(post_head("/run", "Transfer-Encoding: chunked\r\n") + chunked(body, 256)), 413,
-        limit_error(1000));
+    CHECK_ERROR_REPLY(proxy.run_raw(body, NO_HANG), 413, limit_error(1000));
+    CHECK_ERROR_REPLY(proxy.post("/init", body, NO_HANG), 413, limit_error(1000));
+    const std::string chunked_request =
+        post_head("/run", "Transfer-Encoding: chunked\r\n") + chunked(body, 256);
+    CHECK_ERROR_REPLY(proxy.raw(chunked_request, NO_HANG), 413, limit_error(1000));
     const std::string expect = post_head(
         "/run", "Expect: 100-continue\r\nContent-Length: " + std::to_string(body.size()) + "\r\n");
-    CHECK_ERROR_REPLY(raw_expect_continue(proxy.port(), expect, body, seconds(2)), 413,
+    CHECK_ERROR_REPLY(raw_expect_continue(proxy.port(), expect, body, seconds(2), NO_HANG), 413,
                       limit_error(1000));
     const json small = {{"small", std::string(800, 's')}};
-    CHECK_REPLY(proxy.run(small), 200, small.dump() + "\n");
+    CHECK_REPLY(proxy.run(small, json::object(), NO_HANG), 200, small.dump() + "\n");
 }
 
 TEST_CASE("better: an answer line over the cap is 502 and the next run works") {
