@@ -151,3 +151,12 @@ TEST_CASE("http: Expect: 100-continue is honoured") {
         raw_expect_continue(proxy.port(), head, body, std::chrono::seconds(2));
     CHECK_REPLY(reply, 200, json{{"big", std::string(200000, 'b')}}.dump() + "\n");
 }
+
+TEST_CASE("run: the action starts with SIGPIPE at its default disposition, as upstream's") {
+    proxy_process proxy;
+    init_with(proxy, "signals.sh");
+    const std::string ignored = json_of(proxy.run(json::object())).value("ignored", "");
+    REQUIRE_FALSE(ignored.empty());
+    const unsigned long long sigpipe_bit = 1ULL << (13 - 1);
+    CHECK((std::stoull(ignored, nullptr, 16) & sigpipe_bit) == 0);
+}

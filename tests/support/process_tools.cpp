@@ -57,6 +57,12 @@ int open_or_throw(const std::filesystem::path& path, int flags) {
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void exec_child(const char* cwd, int in, int out, int err, char** argv, char** envp) {
     setpgid(0, 0);
+    // Like a container's entrypoint: default SIGPIPE (this test process ignores it) and
+    // nothing blocked.
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     if (chdir(cwd) != 0) {
         _exit(126);
     }
