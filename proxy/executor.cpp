@@ -148,8 +148,9 @@ bool executor::fill_from_fd3() {
     for (;;) {
         ssize_t n = ::read(fd3_.get(), buf, sizeof buf);
         if (n > 0) {
-            if (answer_.append(buf, static_cast<size_t>(n))) return true;
+            bool complete = answer_.append(buf, static_cast<size_t>(n));
             if (answer_.overflowed()) return false;
+            if (complete) return true;
             continue;
         }
         if (n == 0) fd3_eof_ = true;

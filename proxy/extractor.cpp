@@ -494,6 +494,21 @@ void extract_archive(std::string_view data, const std::filesystem::path& dest) {
     write_archive(data, x);
 }
 
+bool is_jar(std::string_view data) {
+    if (detect_kind(data) != payload_kind::zip) return false;
+    try {
+        const utf8_names names;
+        const archive_reader reader = open_reader(data);
+        while (archive_entry* entry = next_entry(reader.get())) {
+            const char* name = archive_entry_pathname(entry);
+            if (name != nullptr && std::string_view(name) == "META-INF/MANIFEST.MF") return true;
+        }
+    } catch (const extract_error&) {
+        // not readable: not a jar (extraction will report the error)
+    }
+    return false;
+}
+
 void unpack_payload(std::string_view data, const std::filesystem::path& dest) {
     const payload_kind kind = detect_kind(data);
     if (kind == payload_kind::zip || kind == payload_kind::gzip) {

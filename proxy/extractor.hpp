@@ -35,6 +35,9 @@ struct extract_error : std::runtime_error {
 // 1 GiB) of content are refused. Throws extract_error.
 void extract_archive(std::string_view data, const std::filesystem::path& dest);
 
+// A zip with an entry named exactly META-INF/MANIFEST.MF (for OW_SAVE_JAR).
+bool is_jar(std::string_view data);
+
 // Writes `data` as dest/exec (mode 0755) when it is not an archive; calls extract_archive
 // otherwise. Throws extract_error.
 void unpack_payload(std::string_view data, const std::filesystem::path& dest);

@@ -32,8 +32,10 @@ public:
 
     /// Appends `n` bytes; returns true when a complete line is available.
     bool append(const char* data, size_t n);
-    /// True once the pending (incomplete) line is longer than the cap.
-    bool overflowed() const { return newline_ == std::string::npos && data_.size() > max_line_; }
+    /// True once the first line (complete or not, newline excluded) is longer than the cap.
+    bool overflowed() const {
+        return (newline_ == std::string::npos ? data_.size() : newline_) > max_line_;
+    }
     /// Moves the first complete line (with its '\n') into `line`; returns the number of
     /// bytes that followed it (extra output, discarded).
     size_t take_line(std::string& line);

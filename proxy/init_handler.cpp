@@ -77,14 +77,21 @@ std::string action_proxy::build_action(const std::string& dir, const std::string
                                        const std::string& main) {
     const fs::path src = dir + "/src";
     const fs::path bin = dir + "/bin";
+    fs::path candidate = src / "exec";
     try {
         fs::create_directories(src);
-        unpack_payload(payload, src);
+        if (!settings_.save_jar.empty() && is_jar(payload)) {
+            candidate = src / settings_.save_jar;  // kept unexpanded, for a Java compiler
+            std::ofstream(candidate, std::ios::binary) << payload;
+            fs::permissions(candidate, fs::perms(0644));
+        } else {
+            unpack_payload(payload, src);
+        }
     } catch (const std::exception& e) {
         return e.what();
     }
     std::error_code ec;
-    if (settings_.compiler.empty() || is_runnable_file(src / "exec")) {
+    if (settings_.compiler.empty() || is_runnable_file(candidate)) {
         fs::rename(src, bin, ec);
         return ec ? ec.message() : std::string();
     }

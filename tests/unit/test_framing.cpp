@@ -71,4 +71,11 @@ TEST_CASE("line_buffer overflows past its cap without a newline") {
     CHECK(buffer.overflowed());
     buffer.clear();
     CHECK_FALSE(buffer.overflowed());
+    std::string complete = std::string(11, 'y') + "\n";  // a whole line over the cap too
+    CHECK(buffer.append(complete.data(), complete.size()));
+    CHECK(buffer.overflowed());
+    buffer.clear();
+    std::string fits = std::string(10, 'z') + "\n";
+    CHECK(buffer.append(fits.data(), fits.size()));
+    CHECK_FALSE(buffer.overflowed());
 }
