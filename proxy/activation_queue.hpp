@@ -1,9 +1,11 @@
 // A FIFO lock: activations on the one action process are served strictly in arrival order
-// (a plain std::mutex lets a late request overtake waiting ones).
+// (a plain std::mutex lets a late request overtake waiting ones). The lock is handed to the
+// next waiter directly and only that waiter is woken: with 64 connections queued, waking
+// them all on every activation would spend the CPU the action needs.
 #pragma once
 
 #include <condition_variable>
-#include <cstdint>
+#include <deque>
 #include <mutex>
 
 namespace actionloop {
@@ -12,22 +14,41 @@ class activation_queue {
 public:
     void lock() {
         std::unique_lock<std::mutex> guard(mutex_);
-        uint64_t ticket = next_++;
-        turn_.wait(guard, [&] { return serving_ == ticket; });
-    }
-    void unlock() {
-        {
-            std::lock_guard<std::mutex> guard(mutex_);
-            ++serving_;
+        if (!busy_) {
+            busy_ = true;
+            return;
         }
-        turn_.notify_all();
+        waiter self;
+        waiters_.push_back(&self);
+        self.wake.wait(guard, [&] { return self.turn; });
+    }
+
+    void unlock() {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (waiters_.empty()) {
+            busy_ = false;
+            return;
+        }
+        waiter* next = waiters_.front();
+        waiters_.pop_front();
+        next->turn = true;  // busy_ stays true: ownership passes to `next`
+        next->wake.notify_one();
+    }
+
+    /// Activations waiting for their turn (for tests and diagnostics).
+    size_t waiting() {
+        std::lock_guard<std::mutex> guard(mutex_);
+        return waiters_.size();
     }
 
 private:
+    struct waiter {
+        std::condition_variable wake;
+        bool turn = false;
+    };
     std::mutex mutex_;
-    std::condition_variable turn_;
-    uint64_t next_ = 0;
-    uint64_t serving_ = 0;
+    std::deque<waiter*> waiters_;
+    bool busy_ = false;
 };
 
 }  // namespace actionloop
