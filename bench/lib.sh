@@ -49,7 +49,7 @@ start_proxy() {
 init_file() {
     local port=$1 file=$2 body
     if [ "${3:-}" = binary ]; then
-        body=$(jq -n --arg c "$(base64 -w0 "$file")" '{value:{code:$c,binary:true}}')
+        body=$(base64 -w0 "$file" | jq -Rs '{value:{code:.,binary:true}}')
     else
         body=$(jq -n --rawfile c "$file" '{value:{code:$c}}')
     fi
