@@ -55,7 +55,6 @@ private:
     std::unique_ptr<executor> executor_;
     bool initialized_ = false;
     long last_dir_ = 0;
-    std::string framed_;  // request line buffer, reused (guarded by queue_)
 };
 
 }  // namespace actionloop

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
@@ -113,10 +114,16 @@ void executor::discard_stale_output() {
     if (stale > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", stale);
 }
 
-executor::outcome executor::interact(std::string_view framed, clock::time_point deadline,
+executor::outcome executor::interact(std::string_view body, clock::time_point deadline,
                                      std::string& line) {
     discard_stale_output();
-    if (!write_all(stdin_.get(), framed.data(), framed.size(), child_.exit_fd(), deadline)) {
+    // The usual body has no newline: it goes out as is, with "\n" in the same writev.
+    std::string_view request = body;
+    if (std::memchr(body.data(), '\n', body.size()) != nullptr) {
+        frame_request(body, framed_);
+        request = std::string_view(framed_).substr(0, framed_.size() - 1);
+    }
+    if (!write_all(stdin_.get(), request, "\n", child_.exit_fd(), deadline)) {
         bool late = clock::now() >= deadline;
         child_.kill();
         return late ? outcome::deadline : outcome::exited;

@@ -45,8 +45,9 @@ public:
     void start();
     /// True when the process is gone (or was stopped); reaps it.
     bool exited();
-    /// Sends one activation (`framed` ends with '\n') and waits for its answer line.
-    outcome interact(std::string_view framed, clock::time_point deadline, std::string& line);
+    /// Sends one activation (`body` as one line: its newlines removed, one appended) and
+    /// waits for its answer line.
+    outcome interact(std::string_view body, clock::time_point deadline, std::string& line);
     /// SIGKILL to the process group.
     void stop() { child_.kill(); }
 
@@ -65,6 +66,7 @@ private:
     unique_fd fd3_;
     line_buffer answer_;
     bool fd3_eof_ = false;
+    std::string framed_;  // a body with newlines, framed (reused)
 };
 
 }  // namespace actionloop

@@ -6,9 +6,11 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 
@@ -179,14 +181,19 @@ short wait_fd(int fd, short events, int exit_fd, int timeout_ms, bool& exited) {
     }
 }
 
-bool write_all(int fd, const char* data, size_t size, int exit_fd,
+bool write_all(int fd, std::string_view first, std::string_view second, int exit_fd,
                std::chrono::steady_clock::time_point deadline) {
     using namespace std::chrono;
-    while (size > 0) {
-        ssize_t n = ::write(fd, data, size);
+    while (!first.empty() || !second.empty()) {
+        iovec parts[2] = {{const_cast<char*>(first.data()), first.size()},
+                          {const_cast<char*>(second.data()), second.size()}};
+        ssize_t n = first.empty() ? ::write(fd, second.data(), second.size())
+                                  : ::writev(fd, parts, 2);
         if (n > 0) {
-            data += n;
-            size -= static_cast<size_t>(n);
+            size_t done = static_cast<size_t>(n);
+            size_t from_first = std::min(done, first.size());
+            first.remove_prefix(from_first);
+            second.remove_prefix(done - from_first);
             continue;
         }
         if (n < 0 && errno == EINTR) continue;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace actionloop {
@@ -84,9 +85,10 @@ child_process spawn(const spawn_request& request);
 /// A negative timeout waits forever.
 short wait_fd(int fd, short events, int exit_fd, int timeout_ms, bool& exited);
 
-/// Writes all of `data`, polling when the (non-blocking) fd is full; gives up when the
-/// child exits or `deadline` passes. Returns false then.
-bool write_all(int fd, const char* data, size_t size, int exit_fd,
+/// Writes all of `first` then `second` (one writev when they fit), polling when the
+/// (non-blocking) fd is full; gives up when the child exits or `deadline` passes.
+/// Returns false then.
+bool write_all(int fd, std::string_view first, std::string_view second, int exit_fd,
                std::chrono::steady_clock::time_point deadline);
 
 void set_nonblocking(int fd);

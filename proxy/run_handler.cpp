@@ -23,9 +23,8 @@ http_answer action_proxy::run(const std::string& body) {
     if (!executor_) throw http_error(INTERNAL_ERROR, "no action defined yet");
     if (executor_->exited()) restart_action();
 
-    frame_request(body, framed_);
     http_answer answer;
-    auto outcome = executor_->interact(framed_, deadline_of(body), answer.body);
+    auto outcome = executor_->interact(body, deadline_of(body), answer.body);
     write_sentinels();
     switch (outcome) {
         case executor::outcome::answered:
