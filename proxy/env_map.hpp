@@ -22,10 +22,9 @@ public:
     /// Later calls override earlier values (the map persists across re-inits).
     void apply(const nlohmann::json& init_env);
 
-    /// "NAME=value" strings for the action: the map plus PATH and HOME from the proxy.
+    /// "NAME=value" strings for the action and the compiler: the map plus PATH and HOME
+    /// from the proxy's environment (unless /init's env set them).
     std::vector<std::string> for_action() const;
-    /// "NAME=value" strings for the compiler: the map plus PATH and HOME.
-    std::vector<std::string> for_compiler() const { return for_action(); }
 
     const std::map<std::string, std::string>& values() const { return values_; }
 
