@@ -3,11 +3,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <stdexcept>
+
+#include "request_scan.hpp"
 
 namespace actionloop {
 namespace {
@@ -22,16 +26,59 @@ std::string error_answer(const std::string& message) {
     return dump(json{{"error", message}});
 }
 
+std::string env_name(std::string_view key) {
+    std::string name("__OW_");
+    for (char c : key) {
+        name.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+    }
+    return name;
+}
+
 // Every string field other than `value` becomes __OW_<FIELD> (upper-cased), as upstream.
 void export_context(const json& request) {
     std::string name;
     for (auto it = request.begin(); it != request.end(); ++it) {
         if (it.key() == "value" || !it.value().is_string()) continue;
-        name.assign("__OW_");
-        for (char c : it.key()) name.push_back(static_cast<char>(std::toupper(
-                                    static_cast<unsigned char>(c))));
+        name = env_name(it.key());
         setenv(name.c_str(), it.value().get_ref<const std::string&>().c_str(), 1);
     }
+}
+
+// The text of a JSON string given with its quotes; escapes go through nlohmann (rare).
+std::string unquote(std::string_view quoted) {
+    if (quoted.find('\\') == std::string_view::npos) {
+        return std::string(quoted.substr(1, quoted.size() - 2));
+    }
+    return json::parse(quoted).get<std::string>();
+}
+
+// The raw path's counterpart of export_context: one member, both as raw JSON text.
+void export_raw_member(const std::string& key, std::string_view raw) {
+    if (raw.size() < 2 || raw.front() != '"') return;
+    setenv(env_name(key).c_str(), unquote(raw).c_str(), 1);
+}
+
+bool is_container(std::string_view raw) {
+    return !raw.empty() && (raw.front() == '{' || raw.front() == '[');
+}
+
+// Exports the context and finds `value` (the last one wins, as with the DOM). False when the
+// line is not an object.
+bool scan_request(std::string_view line, std::string_view& value) {
+    value = "{}";
+    return scan::for_each_member(line, [&value](std::string_view quoted, std::string_view raw) {
+        const std::string key = unquote(quoted);
+        if (key == "value") {
+            value = is_container(raw) ? raw : std::string_view("{}");
+        } else {
+            export_raw_member(key, raw);
+        }
+    });
+}
+
+// JSON whitespace only: a newline inside a JSON string is always escaped.
+void replace_newlines(std::string& answer) {
+    std::replace(answer.begin(), answer.end(), '\n', ' ');
 }
 
 json take_args(json& request) {
@@ -115,14 +162,46 @@ std::string handle_request(const std::string& line, const entry_point& entry) {
     }
 }
 
-int run_loop(const entry_point& entry, int in_fd, int out_fd) {
+void handle_raw_request(std::string_view line, const raw_entry_point& entry,
+                        std::string& answer) {
+    answer.clear();
+    std::string_view value;
+    try {
+        if (!scan_request(line, value)) {
+            if (!json::accept(line)) throw std::invalid_argument("not a JSON object");
+            value = "{}";  // valid JSON but no object: like the json path, no context, {}
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "actionloop: invalid request line: " << e.what() << std::endl;
+        answer = error_answer(std::string("invalid request: ") + e.what());
+        return;
+    }
+    try {
+        entry(value, answer);
+        if (answer.empty()) throw std::runtime_error("the action gave an empty answer");
+        replace_newlines(answer);
+    } catch (const std::exception& e) {
+        std::cerr << "action error: " << e.what() << std::endl;
+        answer = error_answer(e.what());
+    } catch (...) {
+        std::cerr << "action error: unknown exception" << std::endl;
+        answer = error_answer("unknown exception");
+    }
+}
+
+namespace {
+
+// Serves request lines with handle(line, answer) until EOF.
+template <class Handle>
+int serve(const Handle& handle, int in_fd, int out_fd) {
     const char* ack = std::getenv("__OW_WAIT_FOR_ACK");
     if (ack != nullptr && *ack != '\0' && !write_all(out_fd, "{\"ok\":true}\n", 12)) return 1;
 
     line_reader input(in_fd);
     std::string line;
+    std::string answer;
     while (input.next(line)) {
-        std::string answer = handle_request(line, entry);
+        handle(line, answer);
         answer.push_back('\n');
         // Logs first, so they come before the proxy's end-of-activation sentinels.
         std::cout.flush();
@@ -131,6 +210,20 @@ int run_loop(const entry_point& entry, int in_fd, int out_fd) {
         if (!write_all(out_fd, answer.data(), answer.size())) return 1;
     }
     return 0;
+}
+
+}  // namespace
+
+int run_loop(const entry_point& entry, int in_fd, int out_fd) {
+    return serve([&entry](const std::string& line,
+                          std::string& answer) { answer = handle_request(line, entry); },
+                 in_fd, out_fd);
+}
+
+int run_raw_loop(const raw_entry_point& entry, int in_fd, int out_fd) {
+    return serve([&entry](const std::string& line,
+                          std::string& answer) { handle_raw_request(line, entry, answer); },
+                 in_fd, out_fd);
 }
 
 }  // namespace actionloop

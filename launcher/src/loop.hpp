@@ -3,19 +3,31 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 namespace actionloop {
 
+/// The json contract: `nlohmann::json main(nlohmann::json args)`.
 using entry_point = std::function<nlohmann::json(nlohmann::json&&)>;
+
+/// The raw contract: `void main(std::string_view value, std::string& answer)` (action.hpp).
+using raw_entry_point = std::function<void(std::string_view value, std::string& answer)>;
 
 /// Turns one request line into one compact answer (without the newline): exports the
 /// context as __OW_* variables, calls `entry` with `value`, maps exceptions to {"error"}.
 std::string handle_request(const std::string& line, const entry_point& entry);
 
+/// The same for a raw entry point: a top-level scan of `line` (no DOM) exports the context
+/// and finds the text of `value`, which `entry` gets as is ("{}" when absent or not an
+/// object or array). `answer` is the caller's buffer; newlines in it become spaces.
+void handle_raw_request(std::string_view line, const raw_entry_point& entry,
+                        std::string& answer);
+
 /// Acks on fd `out_fd` when __OW_WAIT_FOR_ACK is set, then serves request lines from `in_fd`
 /// until EOF. Returns the process exit code.
 int run_loop(const entry_point& entry, int in_fd = 0, int out_fd = 3);
+int run_raw_loop(const raw_entry_point& entry, int in_fd = 0, int out_fd = 3);
 
 }  // namespace actionloop

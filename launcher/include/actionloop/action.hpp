@@ -16,11 +16,24 @@
 //   * every other string field of the request is exported as __OW_<FIELD> before the call;
 //   * an exception becomes the answer {"error": what()} (also printed on stderr), and the
 //     process keeps serving; globals live as long as the warm process.
+//
+// Opt-in raw entry point, for an action whose cost is parsing a big `value` (a batch of
+// events): define this overload instead, and parse with whatever you like (no DOM is built):
+//
+//     void main(std::string_view value, std::string& answer);
+//
+//   * `value` is the request's `value` as raw JSON text, unvalidated ("{}" when absent or not
+//     an object or array); it points into the request line and is valid during the call;
+//   * append one JSON object or array to `answer` (empty on entry; its capacity is reused);
+//     newlines in it become spaces;
+//   * the context is exported and exceptions are answered exactly as above.
+// When both are defined, the raw one is used.
 #ifndef ACTIONLOOP_ACTION_HPP
 #define ACTIONLOOP_ACTION_HPP
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
