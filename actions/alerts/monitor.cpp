@@ -1,9 +1,12 @@
 // monitor.cpp — the `monitor` action: a mixed batch, routed to both motion and state rules.
 // Everything else lives in core/ (the pure decision core) and runtime/ (config, state store).
-#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 #include "runtime/alert_service.hpp"
 
-nlohmann::json main(const nlohmann::json& args) {
-    return alerts::run_activation(args, alerts::action_kind::monitor);
+// The launcher's raw entry point (actionloop/action.hpp): the batch is parsed straight from
+// its JSON text into ETags, without a DOM, which is most of the time of an activation.
+void main(std::string_view value, std::string& answer) {
+    alerts::run_raw_activation(value, alerts::action_kind::monitor, answer);
 }

@@ -11,56 +11,23 @@ namespace {
 
 using json = nlohmann::json;
 
-enum field : unsigned {
-    F_ID = 1,
-    F_ACCOUNT = 2,
-    F_DEVICE = 4,
-    F_TYPE = 8,
-    F_TS = 16,
-    F_STATE = 32,
-    F_REGION = 64,
-    F_MAGNITUDE = 128
-};
-
-struct raw_fields {
-    unsigned seen = 0;
-    const json* values[8] = {};
-};
-
-int field_index(const std::string& key) {
-    switch (key.size()) {
-        case 2:
-            return key == "id" ? 0 : key == "ts" ? 4 : -1;
-        case 4:
-            return key == "type" ? 3 : -1;
-        case 5:
-            return key == "state" ? 5 : -1;
-        case 6:
-            return key == "device" ? 2 : key == "region" ? 6 : -1;
-        case 7:
-            return key == "account" ? 1 : -1;
-        case 9:
-            return key == "magnitude" ? 7 : -1;
-        default:
-            return -1;
-    }
-}
+using kind = etag_fields::kind;
 
 const char* const FIELD_NAMES[8] = {"id", "account", "device", "type",
                                     "ts", "state",   "region", "magnitude"};
 
-bool get_name(const raw_fields& f, int i, bool required, std::string_view& out,
+bool get_name(const etag_fields& f, int i, bool required, std::string_view& out,
               std::string& error) {
-    const json* v = f.values[i];
-    if (!v) {
+    const etag_fields::member& v = f.values[i];
+    if (v.type == kind::absent) {
         if (required) error = std::string("missing field '") + FIELD_NAMES[i] + "'";
         return !required;
     }
-    if (!v->is_string()) {
+    if (v.type != kind::string) {
         error = std::string("field '") + FIELD_NAMES[i] + "' must be a string";
         return false;
     }
-    const std::string& s = v->get_ref<const std::string&>();
+    const std::string_view s = v.text;
     if ((required && s.empty()) || s.size() > MAX_NAME_LENGTH) {
         error = std::string("field '") + FIELD_NAMES[i] + "' must have 1 to 255 characters";
         return false;
@@ -69,25 +36,25 @@ bool get_name(const raw_fields& f, int i, bool required, std::string_view& out,
     return true;
 }
 
-bool get_number(const raw_fields& f, int i, double& out, std::string& error) {
-    const json* v = f.values[i];
-    if (!v) {
+bool get_number(const etag_fields& f, int i, double& out, std::string& error) {
+    const etag_fields::member& v = f.values[i];
+    if (v.type == kind::absent) {
         error = std::string("missing field '") + FIELD_NAMES[i] + "'";
         return false;
     }
-    if (!v->is_number() || !std::isfinite(v->get<double>())) {
+    if (v.type != kind::number || !std::isfinite(v.number)) {
         error = std::string("field '") + FIELD_NAMES[i] + "' must be a number";
         return false;
     }
-    out = v->get<double>();
+    out = v.number;
     return true;
 }
 
-bool get_enum_text(const raw_fields& f, int i, std::string_view& out, std::string& error) {
+bool get_enum_text(const etag_fields& f, int i, std::string_view& out, std::string& error) {
     return get_name(f, i, true, out, error);
 }
 
-bool parse_kind(const raw_fields& f, etag& out, std::string& error) {
+bool parse_kind(const etag_fields& f, etag& out, std::string& error) {
     std::string_view text;
     if (!get_enum_text(f, 3, text, error)) return false;
     const auto type = parse_etag_type(text);
@@ -109,22 +76,69 @@ bool parse_kind(const raw_fields& f, etag& out, std::string& error) {
     return true;
 }
 
+etag_fields::member member_of(const json& v) {
+    etag_fields::member m;
+    if (v.is_string()) {
+        m.type = kind::string;
+        m.text = v.get_ref<const std::string&>();
+    } else if (v.is_number()) {
+        m.type = kind::number;
+        m.number = v.get<double>();
+    } else {
+        m.type = kind::other;
+    }
+    return m;
+}
+
 }  // namespace
+
+int etag_fields::index(std::string_view key) {
+    switch (key.size()) {
+        case 2:
+            return key == "id" ? 0 : key == "ts" ? 4 : -1;
+        case 4:
+            return key == "type" ? 3 : -1;
+        case 5:
+            return key == "state" ? 5 : -1;
+        case 6:
+            return key == "device" ? 2 : key == "region" ? 6 : -1;
+        case 7:
+            return key == "account" ? 1 : -1;
+        case 9:
+            return key == "magnitude" ? 7 : -1;
+        default:
+            return -1;
+    }
+}
+
+bool etag_from_fields(const etag_fields& f, etag& out, std::string& error) {
+    out = etag{};
+    return get_name(f, 0, false, out.id, error) && get_name(f, 1, true, out.account, error) &&
+           get_name(f, 2, true, out.device, error) && get_number(f, 4, out.ts, error) &&
+           parse_kind(f, out, error);
+}
+
+void add_etag(const etag_fields& f, std::size_t index, parsed_batch& out) {
+    etag e;
+    std::string error;
+    if (etag_from_fields(f, e, error)) {
+        out.etags.push_back(e);
+    } else {
+        out.rejected.push_back({index, "etag " + std::to_string(index) + ": " + error});
+    }
+}
 
 bool parse_etag(const json& j, etag& out, std::string& error) {
     if (!j.is_object()) {
         error = "must be an object";
         return false;
     }
-    raw_fields f;
+    etag_fields f;
     for (auto it = j.begin(); it != j.end(); ++it) {
-        const int i = field_index(it.key());
-        if (i >= 0) f.values[i] = &it.value();
+        const int i = etag_fields::index(it.key());
+        if (i >= 0) f.values[i] = member_of(it.value());
     }
-    out = etag{};
-    return get_name(f, 0, false, out.id, error) && get_name(f, 1, true, out.account, error) &&
-           get_name(f, 2, true, out.device, error) && get_number(f, 4, out.ts, error) &&
-           parse_kind(f, out, error);
+    return etag_from_fields(f, out, error);
 }
 
 void parse_etags(const json& etags, parsed_batch& out) {

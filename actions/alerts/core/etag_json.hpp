@@ -4,8 +4,10 @@
 // outlive them.
 #pragma once
 
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "etag.hpp"
@@ -20,12 +22,36 @@ struct rejection {
 struct parsed_batch {
     std::vector<etag> etags;
     std::vector<rejection> rejected;
+    /// Strings that had escapes, decoded (the text parser's; the ETags' views point here).
+    std::deque<std::string> unescaped;
 
     void clear() {
         etags.clear();
         rejected.clear();
+        unescaped.clear();
     }
 };
+
+/// One ETag's members as a parser (DOM or text) found them, before validation; shared so both
+/// parsers accept and reject exactly the same ETags with the same reasons.
+struct etag_fields {
+    enum class kind : unsigned char { absent, string, number, other };
+    struct member {
+        kind type = kind::absent;
+        std::string_view text;  // kind::string
+        double number = 0;      // kind::number
+    };
+    member values[8];
+
+    /// The slot of an ETag member name, -1 for a name the core does not use.
+    static int index(std::string_view key);
+};
+
+/// Validates `f` into `out`; on failure returns false and sets `error` (no "etag N: ").
+bool etag_from_fields(const etag_fields& f, etag& out, std::string& error);
+
+/// Appends the ETag with batch position `index` to `out.etags`, or its rejection.
+void add_etag(const etag_fields& f, std::size_t index, parsed_batch& out);
 
 /// Appends the ETags of `etags` (a json array) to `out`; throws std::invalid_argument when
 /// `etags` is not an array.

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "../core/hash.hpp"
 #include "../core/result_json.hpp"
 #include "file_store.hpp"
 
@@ -58,21 +59,34 @@ service_env read_environment() {
 alert_service::alert_service(action_kind kind, service_env env)
     : env_(std::move(env)), core_(options_for(kind, env_)) {}
 
-void alert_service::install_config(const json& args) {
-    auto it = args.find("config");
-    if (it != args.end() && !it->is_null()) {
-        // Bound parameters come back with every activation: parse only when they changed.
-        if (!core_.config() || core_.config()->fingerprint != config_fingerprint(*it)) {
-            core_.set_config(std::make_shared<const alert_config>(parse_config(*it)));
-        }
-        return;
+void alert_service::install_config_value(const json& config) {
+    // Bound parameters come back with every activation: parse only when they changed.
+    if (!core_.config() || core_.config()->fingerprint != config_fingerprint(config)) {
+        core_.set_config(std::make_shared<const alert_config>(parse_config(config)));
     }
+}
+
+void alert_service::install_config_file() {
     if (core_.config()) return;
     if (env_.config_file.empty()) {
         throw config_error("config: pass value.config or set ALERT_CONFIG in the action's env");
     }
     core_.set_config(
         std::make_shared<const alert_config>(parse_config(read_config_file(env_.config_file))));
+}
+
+void alert_service::install_config(const json& args) {
+    auto it = args.find("config");
+    if (it != args.end() && !it->is_null()) return install_config_value(*it);
+    install_config_file();
+}
+
+void alert_service::install_config_text(std::string_view text) {
+    if (text.empty()) return install_config_file();
+    const std::uint64_t hash = hash_bytes(text);
+    if (core_.config() && hash == config_text_hash_) return;
+    install_config_value(json::parse(text));
+    config_text_hash_ = hash;
 }
 
 void alert_service::open_store() {
@@ -96,6 +110,22 @@ json alert_service::run(const json& args, double wall_now, std::ostream& log) {
         if (!it->is_number()) throw std::invalid_argument("'now' must be a number");
         now = it->get<double>();
     }
+    const batch_result& result = finish(now, log);
+    return result_json(core_, result, batch_.rejected);
+}
+
+void alert_service::run_text(std::string_view value, double wall_now, std::ostream& log,
+                             std::string& answer) {
+    value_members members;
+    parse_value_text(value, batch_, members);
+    install_config_text(members.config);
+    open_store();
+    const batch_result& result = finish(members.has_now ? members.now : wall_now, log);
+    answer = result_json(core_, result, batch_.rejected)
+                 .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+batch_result alert_service::finish(double now, std::ostream& log) {
     batch_result result = core_.process(batch_.etags, now);
     store_->commit(core_);
     result.stats.etags += batch_.rejected.size();
@@ -104,12 +134,24 @@ json alert_service::run(const json& args, double wall_now, std::ostream& log) {
         log << log_line(core_, n) << '\n';
         if (n.late) log << late_line(core_, n) << '\n';
     }
-    return result_json(core_, result, batch_.rejected);
+    return result;
 }
 
-json run_activation(const json& args, action_kind kind) {
+namespace {
+
+alert_service& service_of(action_kind kind) {
     static alert_service service(kind, read_environment());
-    return service.run(args, wall_clock(), std::cout);
+    return service;
+}
+
+}  // namespace
+
+json run_activation(const json& args, action_kind kind) {
+    return service_of(kind).run(args, wall_clock(), std::cout);
+}
+
+void run_raw_activation(std::string_view value, action_kind kind, std::string& answer) {
+    service_of(kind).run_text(value, wall_clock(), std::cout, answer);
 }
 
 }  // namespace alerts

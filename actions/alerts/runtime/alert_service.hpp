@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "../core/alert_core.hpp"
+#include "../core/batch_text.hpp"
 #include "../core/etag_json.hpp"
 #include "../core/state_store.hpp"
 
@@ -35,19 +37,32 @@ public:
     /// Notifications are also written to `log` as key=value lines.
     nlohmann::json run(const nlohmann::json& args, double wall_now, std::ostream& log);
 
+    /// The same from the value's JSON text (no DOM): the answer goes to `answer` as compact
+    /// JSON. A bound config is re-parsed only when its text changes.
+    void run_text(std::string_view value, double wall_now, std::ostream& log,
+                  std::string& answer);
+
     const alert_core& core() const { return core_; }
 
 private:
     void install_config(const nlohmann::json& args);
+    void install_config_value(const nlohmann::json& config);
+    void install_config_text(std::string_view text);
+    void install_config_file();
+    batch_result finish(double now, std::ostream& log);
     void open_store();
 
     service_env env_;
     alert_core core_;
     std::unique_ptr<state_store> store_;
     parsed_batch batch_;
+    std::uint64_t config_text_hash_ = 0;  // of the last value.config text installed
 };
 
 /// The process-wide service of an action, created on first use from the environment.
 nlohmann::json run_activation(const nlohmann::json& args, action_kind kind);
+
+/// The same for the launcher's raw entry point: `value` is the value's JSON text.
+void run_raw_activation(std::string_view value, action_kind kind, std::string& answer);
 
 }  // namespace alerts

@@ -1,0 +1,26 @@
+// batch_text.hpp — the activation's `value` parsed straight from its JSON text (the raw entry
+// point of the launcher), without building a DOM: ETags go into a parsed_batch with views into
+// the text (strings with escapes are decoded into the batch), `now` is read, `config` is only
+// located. Accepts and rejects exactly the ETags parse_etags does, with the same reasons; the
+// text must be strict JSON (RFC 8259; string bytes are not checked for UTF-8).
+#pragma once
+
+#include <string_view>
+
+#include "etag_json.hpp"
+
+namespace alerts {
+
+/// The members of `value` other than the ETags.
+struct value_members {
+    bool has_now = false;
+    double now = 0;
+    std::string_view config;  // raw JSON text of value.config; empty when absent or null
+};
+
+/// Parses `text` (the value: an object). Throws std::invalid_argument for text that is not
+/// JSON, a value that is not an object, 'etags' not an array or 'now' not a number. `text`
+/// must outlive the ETags.
+void parse_value_text(std::string_view text, parsed_batch& out, value_members& members);
+
+}  // namespace alerts
