@@ -1,0 +1,160 @@
+// e2e_client.cpp — the load side of bench/alerts/e2e: replays the generator's stream for N
+// devices through a proxy's /run as batches of B ETags, on one keep-alive connection, one
+// activation at a time (the proxy serializes them anyway). Bodies are generated on a second
+// thread, ahead of the sender. After a warm-up minute of stream (every device becomes known),
+// prints one line per timed window:
+//     window <k> etags <n> seconds <s> etags_per_s <r>
+// and, at the end, `devices <n>` from the last answer's stats.
+//
+//   alerts_e2e_client --port P [--devices 300000] [--batch 1000] [--windows 5]
+//                     [--window-batches 400] [--seed 1]
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "generator/stream_generator.hpp"
+
+namespace {
+
+struct options {
+    int port = 0;
+    alerts::generator_options gen;
+    std::size_t batch = 1000;
+    std::size_t windows = 5;
+    std::size_t window_batches = 400;
+};
+
+struct body {
+    std::string text;
+    std::size_t etags = 0;
+    bool warm_up = false;
+};
+
+// A bounded queue between the generator thread and the sender.
+class body_queue {
+public:
+    void push(body b) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        room_.wait(lock, [this] { return items_.size() < CAPACITY; });
+        items_.push_back(std::move(b));
+        ready_.notify_one();
+    }
+
+    void close() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        closed_ = true;
+        ready_.notify_one();
+    }
+
+    bool pop(body& out) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ready_.wait(lock, [this] { return !items_.empty() || closed_; });
+        if (items_.empty()) return false;
+        out = std::move(items_.front());
+        items_.pop_front();
+        room_.notify_one();
+        return true;
+    }
+
+private:
+    static constexpr std::size_t CAPACITY = 64;
+    std::mutex mutex_;
+    std::condition_variable ready_, room_;
+    std::deque<body> items_;
+    bool closed_ = false;
+};
+
+// The first minute is the warm-up; then `timed` more batches.
+void produce(const options& o, std::size_t timed, body_queue& queue) {
+    alerts::stream_generator gen(o.gen);
+    std::size_t sent = 0;
+    for (bool warm_up = true; sent < timed; warm_up = false) {
+        const auto& minute = gen.next_minute();
+        for (std::size_t i = 0; i < minute.size() && sent < timed; i += o.batch) {
+            const std::size_t n = std::min(o.batch, minute.size() - i);
+            const double now = minute[i + n - 1].arrival + 0.05;
+            queue.push({"{\"value\":" + gen.batch_json(minute.data() + i, n, now) + "}", n,
+                        warm_up});
+            if (!warm_up) ++sent;
+        }
+    }
+    queue.close();
+}
+
+bool parse_args(int argc, char** argv, options& o) {
+    o.gen.devices = 300000;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string a = argv[i];
+        const std::string v = argv[i + 1];
+        if (a == "--port")
+            o.port = std::stoi(v);
+        else if (a == "--devices")
+            o.gen.devices = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--batch")
+            o.batch = std::stoul(v);
+        else if (a == "--windows")
+            o.windows = std::stoul(v);
+        else if (a == "--window-batches")
+            o.window_batches = std::stoul(v);
+        else if (a == "--seed")
+            o.gen.seed = std::stoull(v);
+        else
+            return false;
+    }
+    return argc % 2 == 1 && o.port > 0 && o.batch > 0 && o.window_batches > 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    options o;
+    if (!parse_args(argc, argv, o)) {
+        std::fprintf(stderr,
+                     "usage: alerts_e2e_client --port P [--devices N] [--batch B] [--windows W] "
+                     "[--window-batches K] [--seed S]\n");
+        return 2;
+    }
+    body_queue queue;
+    std::thread producer(produce, std::cref(o), o.windows * o.window_batches, std::ref(queue));
+    httplib::Client client("127.0.0.1", o.port);
+    client.set_keep_alive(true);
+    client.set_read_timeout(120, 0);
+    body b;
+    std::string last;
+    std::size_t window = 0, in_window = 0, etags = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    while (queue.pop(b)) {
+        const auto res = client.Post("/run", b.text, "application/json");
+        if (!res || res->status != 200 || res->body.rfind("{\"error\"", 0) == 0) {
+            std::fprintf(stderr, "run failed: %s\n",
+                         res ? res->body.substr(0, 300).c_str() : "no reply");
+            std::exit(1);
+        }
+        if (b.warm_up) continue;
+        if (in_window == 0) t0 = std::chrono::steady_clock::now(), etags = 0;
+        etags += b.etags;
+        if (++in_window == o.window_batches) {
+            const double s = seconds_since(t0);
+            std::printf("window %zu etags %zu seconds %.3f etags_per_s %.0f\n", ++window, etags, s,
+                        static_cast<double>(etags) / s);
+            std::fflush(stdout);
+            in_window = 0;
+            last = res->body;
+        }
+    }
+    producer.join();
+    const auto answer = nlohmann::json::parse(last, nullptr, false);
+    std::printf("devices %s\n", answer.is_object() ? answer["stats"]["devices"].dump().c_str() : "?");
+    return 0;
+}
