@@ -11,12 +11,31 @@ PIDS=()
 if [ "$(nproc)" -ge 2 ]; then SERVER_CPU=(taskset -c 0); LOAD_CPU=(taskset -c 1);
 else SERVER_CPU=(); LOAD_CPU=(); fi
 
+# Debian packages the bench scripts need beyond the build's (scripts/install-deps).
+BENCH_PACKAGES=(libbenchmark-dev gnuplot-nox time)
+
+# bench_build: installs what is missing, builds Release into build-bench/ (the benchmarks on)
+# and installs to build-bench/prefix. BENCH_SKIP_BUILD=1 skips it (a caller has just built);
+# BENCH_WERROR=ON turns warnings into errors (the CI smoke test).
 bench_build() {
+    [ "${BENCH_SKIP_BUILD:-0}" = 1 ] && return 0
     "$ROOT/scripts/install-deps"
-    command -v /usr/bin/time > /dev/null || apt-get install -y -qq time > /dev/null
+    local missing=() p
+    for p in "${BENCH_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" \
+            || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "installing: ${missing[*]}" >&2
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}" > /dev/null
+    fi
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DACTIONLOOP_BUILD_TESTS=OFF \
-          -DACTIONLOOP_BUILD_BENCH=ON > /dev/null
-    cmake --build "$BUILD" -j"$(nproc)" > /dev/null
+          -DACTIONLOOP_BUILD_BENCH=ON -DACTIONLOOP_WARNINGS_AS_ERRORS="${BENCH_WERROR:-OFF}" \
+          > /dev/null
+    cmake --build "$BUILD" -j"$(nproc)" > "$BUILD/build.log" 2>&1 \
+        || { tail -40 "$BUILD/build.log" >&2; return 1; }
     cmake --install "$BUILD" --prefix "$PREFIX" > /dev/null
 }
 
@@ -45,16 +64,21 @@ start_proxy() {
     wait_port "$port"
 }
 
-# init_file PORT FILE [binary]: POST /init with FILE as code (base64 when binary).
+# init_file PORT FILE [binary] [ENV_JSON]: POST /init with FILE as code (base64 when binary),
+# ENV_JSON (an object) as the action's env. The body goes through a file: a zip's base64 is
+# longer than one argument may be.
 init_file() {
-    local port=$1 file=$2 body
+    local port=$1 file=$2 env=${4:-null} body answer
+    body=$(mktemp)
     if [ "${3:-}" = binary ]; then
-        body=$(base64 -w0 "$file" | jq -Rs '{value:{code:.,binary:true}}')
+        base64 -w0 "$file" | jq -Rs --argjson env "$env" \
+            '{value:({code:.,binary:true} + if $env then {env:$env} else {} end)}' > "$body"
     else
-        body=$(jq -n --rawfile c "$file" '{value:{code:$c}}')
+        jq -n --rawfile c "$file" --argjson env "$env" \
+            '{value:({code:$c} + if $env then {env:$env} else {} end)}' > "$body"
     fi
-    local answer
-    answer=$(curl -s -X POST --data-binary "$body" "127.0.0.1:$port/init")
+    answer=$(curl -s -X POST --data-binary "@$body" "127.0.0.1:$port/init")
+    rm -f "$body"
     [ "$answer" = '{"ok":true}' ] || { echo "init of $file failed: $answer" >&2; return 1; }
 }
 
@@ -64,3 +88,17 @@ median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2)
 to_us() { awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n*1000; else if (v ~ /s$/) print n*1000000; else print n }'; }
 
 rss_kb() { ps -o rss= -p "$1" 2> /dev/null | tr -d ' '; }
+
+# peak_rss_kb PID: the process's peak resident set (VmHWM), 0 when it is gone.
+peak_rss_kb() {
+    local kb
+    kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2> /dev/null || true)
+    echo "${kb:-0}"
+}
+
+# children_peak_rss_kb PID: the summed peak RSS of PID's children (a proxy's action process).
+children_peak_rss_kb() {
+    local total=0 c
+    for c in $(ps -o pid= --ppid "$1" 2> /dev/null); do total=$((total + $(peak_rss_kb "$c"))); done
+    echo "$total"
+}

@@ -1,0 +1,31 @@
+# summarize.jq: raw.csv (one row per wrk run, header first) -> summary.json, one object per
+# (server, wrk configuration), in the run's order: medians across repetitions, min–max, the
+# ratio to the bare server's median at the same configuration, summed errors, and the peak
+# RSS of the server and of its action process ($rss: [{server, proxy_kb, action_kb}]).
+def median: sort | if length == 0 then null
+    elif length % 2 == 1 then .[length / 2 | floor]
+    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+
+split("\n") | map(select(length > 0) | split(",")) | .[0] as $head
+| .[1:] | map([$head, map(tonumber? // .)] | transpose | map({(.[0]): .[1]}) | add)
+| . as $rows
+| [group_by([.order, .threads, .connections])[]
+   | . as $g | $g[0] as $f
+   | {server: $f.server, label: $f.label, order: $f.order, batch: $f.batch,
+      threads: $f.threads, connections: $f.connections, reps: length,
+      req_s: (map(.req_s) | median), req_s_min: (map(.req_s) | min),
+      req_s_max: (map(.req_s) | max),
+      etags_s: (map(.req_s * .batch) | median),
+      etags_s_min: (map(.req_s * .batch) | min), etags_s_max: (map(.req_s * .batch) | max),
+      errors: (map(.socket_errors + .status_errors) | add),
+      requests: (map(.requests) | add)}
+   + ([["min_us", "p1_us", "p10_us", "p25_us", "p50_us", "p75_us", "p90_us", "p99_us",
+        "p999_us", "max_us"][] as $k | {($k): ($g | map(.[$k]) | median)}] | add)
+   + (($rss | map(select(.server == $f.server)) | first) // {} | {proxy_kb, action_kb})]
+| sort_by([.threads, .connections, .order])
+| . as $all
+| map(. as $r
+      | ($all | map(select(.server == "bare" and .threads == $r.threads
+                            and .connections == $r.connections)) | first) as $bare
+      | . + {ratio_bare: (if $bare then $r.req_s / $bare.req_s else null end)})
+| sort_by([.order, .connections])
