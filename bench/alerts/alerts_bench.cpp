@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "bench_report.hpp"
 #include "../../launcher/src/request_scan.hpp"
+#include "bench_report.hpp"
 #include "core/batch_text.hpp"
 #include "core/etag_json.hpp"
 #include "core/result_json.hpp"
@@ -240,11 +240,9 @@ void print_parse_paths(const bench_options& o, const std::shared_ptr<const alert
     note("core", er / r.core, "ETags/s");
     note("answer json + dump", er / r.answer, "ETags/s");
     const double raw_total = r.parse + r.core + r.answer;
-    report("whole path, raw entry point (excl. HTTP, pipes)", er / raw_total, "ETags/s", ">=",
-           3e5);
+    report("whole path, raw entry point (excl. HTTP, pipes)", er / raw_total, "ETags/s", ">=", 3e5);
     note("per batch: json entry point", 1e6 * total / static_cast<double>(o.json_batches), "us");
-    note("per batch: raw entry point", 1e6 * raw_total / static_cast<double>(o.json_batches),
-         "us");
+    note("per batch: raw entry point", 1e6 * raw_total / static_cast<double>(o.json_batches), "us");
 }
 
 bool parse_args(int argc, char** argv, bench_options& o) {

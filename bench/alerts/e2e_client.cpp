@@ -80,8 +80,8 @@ void produce(const options& o, std::size_t timed, body_queue& queue) {
         for (std::size_t i = 0; i < minute.size() && sent < timed; i += o.batch) {
             const std::size_t n = std::min(o.batch, minute.size() - i);
             const double now = minute[i + n - 1].arrival + 0.05;
-            queue.push({"{\"value\":" + gen.batch_json(minute.data() + i, n, now) + "}", n,
-                        warm_up});
+            queue.push(
+                {"{\"value\":" + gen.batch_json(minute.data() + i, n, now) + "}", n, warm_up});
             if (!warm_up) ++sent;
         }
     }
@@ -155,6 +155,7 @@ int main(int argc, char** argv) {
     }
     producer.join();
     const auto answer = nlohmann::json::parse(last, nullptr, false);
-    std::printf("devices %s\n", answer.is_object() ? answer["stats"]["devices"].dump().c_str() : "?");
+    std::printf("devices %s\n",
+                answer.is_object() ? answer["stats"]["devices"].dump().c_str() : "?");
     return 0;
 }

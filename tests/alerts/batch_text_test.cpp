@@ -142,13 +142,26 @@ TEST_CASE("batch text: what is not JSON, or has the wrong shape, is refused as a
     CHECK(parse_error(R"({"etags": null})") == "'etags' must be an array");
     CHECK(parse_error(R"({"now": "soon"})") == "'now' must be a number");
     CHECK(parse_error(R"([1, 2])") == "the activation value must be an object");
-    const std::vector<std::string> broken = {
-        "",          "{",          R"({"etags": [})",   R"({"etags": [1,]})",
-        R"({"a" 1})", R"({"a": 01})", R"({"a": 1.})",    R"({"a": .5})",
-        R"({"a": -})", R"({"a": tru})", R"({"a": "\x"})", R"({"a": "\u12"})",
-        "{\"a\": \"tab\there\"}",      R"({"a": "\udc00"})", R"({"a": 1} x)",
-        R"({"a": 1,})", R"({,})",     R"({"a": [1 2]})",   R"({"a": "open)",
-        R"({"etags": [{"account": "a" "device": "d"}]})"};
+    const std::vector<std::string> broken = {"",
+                                             "{",
+                                             R"({"etags": [})",
+                                             R"({"etags": [1,]})",
+                                             R"({"a" 1})",
+                                             R"({"a": 01})",
+                                             R"({"a": 1.})",
+                                             R"({"a": .5})",
+                                             R"({"a": -})",
+                                             R"({"a": tru})",
+                                             R"({"a": "\x"})",
+                                             R"({"a": "\u12"})",
+                                             "{\"a\": \"tab\there\"}",
+                                             R"({"a": "\udc00"})",
+                                             R"({"a": 1} x)",
+                                             R"({"a": 1,})",
+                                             R"({,})",
+                                             R"({"a": [1 2]})",
+                                             R"({"a": "open)",
+                                             R"({"etags": [{"account": "a" "device": "d"}]})"};
     for (const std::string& text : broken) {
         CAPTURE(text);
         CHECK_FALSE(json::accept(text));

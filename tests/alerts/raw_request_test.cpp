@@ -40,9 +40,9 @@ TEST_CASE("raw request: the members of the request line, values as raw text") {
 
 TEST_CASE("raw request: what is not one object is refused") {
     members m;
-    for (const char* line : {"", "[]", "{", "{\"a\"}", "{\"a\": }", "{\"a\": 1", "{\"a\": [1}",
-                             "{\"a\": \"open}", "{\"a\": 1} {}", "{\"a\": 1,}", "{\"a\": 1 \"b\": 2}",
-                             "{\"a\": \"x\\\"}"}) {
+    for (const char* line :
+         {"", "[]", "{", "{\"a\"}", "{\"a\": }", "{\"a\": 1", "{\"a\": [1}", "{\"a\": \"open}",
+          "{\"a\": 1} {}", "{\"a\": 1,}", "{\"a\": 1 \"b\": 2}", "{\"a\": \"x\\\"}"}) {
         CAPTURE(line);
         CHECK_FALSE(scan(line, m));
     }

@@ -48,8 +48,8 @@ public:
 
     /// The next significant character ('\0' at the end), after whitespace.
     char peek() {
-        while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' ||
-                                  s_[i_] == '\t')) {
+        while (i_ < s_.size() &&
+               (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) {
             ++i_;
         }
         return i_ < s_.size() ? s_[i_] : '\0';
@@ -121,8 +121,8 @@ public:
     }
 
     [[noreturn]] void fail(const std::string& what) const {
-        throw std::invalid_argument("value: invalid JSON at offset " + std::to_string(i_) +
-                                    ": " + what);
+        throw std::invalid_argument("value: invalid JSON at offset " + std::to_string(i_) + ": " +
+                                    what);
     }
 
 private:

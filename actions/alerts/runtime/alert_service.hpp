@@ -39,8 +39,7 @@ public:
 
     /// The same from the value's JSON text (no DOM): the answer goes to `answer` as compact
     /// JSON. A bound config is re-parsed only when its text changes.
-    void run_text(std::string_view value, double wall_now, std::ostream& log,
-                  std::string& answer);
+    void run_text(std::string_view value, double wall_now, std::ostream& log, std::string& answer);
 
     const alert_core& core() const { return core_; }
 
