@@ -1,6 +1,8 @@
 // alert_service.cpp — config and store set-up, and one activation from value to answer.
 #include "alert_service.hpp"
 
+#include <malloc.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -66,6 +68,14 @@ void alert_service::install_config_value(const json& config) {
     }
 }
 
+namespace {
+
+// The config's DOM is gone once parsed; hand its pages back (a 300,000-device config's DOM is
+// over 100 MB that would otherwise stay in the warm process's RSS).
+void release_parse_memory() { ::malloc_trim(0); }
+
+}  // namespace
+
 void alert_service::install_config_file() {
     if (core_.config()) return;
     if (env_.config_file.empty()) {
@@ -73,6 +83,7 @@ void alert_service::install_config_file() {
     }
     core_.set_config(
         std::make_shared<const alert_config>(parse_config(read_config_file(env_.config_file))));
+    release_parse_memory();
 }
 
 void alert_service::install_config(const json& args) {
@@ -87,6 +98,7 @@ void alert_service::install_config_text(std::string_view text) {
     if (core_.config() && hash == config_text_hash_) return;
     install_config_value(json::parse(text));
     config_text_hash_ = hash;
+    release_parse_memory();
 }
 
 void alert_service::open_store() {
