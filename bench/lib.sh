@@ -16,7 +16,7 @@ BENCH_PACKAGES=(libbenchmark-dev gnuplot-nox time)
 
 # bench_build: installs what is missing, builds Release into build-bench/ (the benchmarks on)
 # and installs to build-bench/prefix. BENCH_SKIP_BUILD=1 skips it (a caller has just built);
-# BENCH_WERROR=ON turns warnings into errors (the CI smoke test).
+# BENCH_WERROR=ON|OFF turns warnings into errors or not (the CI smoke test sets ON).
 bench_build() {
     [ "${BENCH_SKIP_BUILD:-0}" = 1 ] && return 0
     "$ROOT/scripts/install-deps"
@@ -31,16 +31,18 @@ bench_build() {
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
             "${missing[@]}" > /dev/null
     fi
+    local werror=()  # unset: keep the cache's value (flipping it rebuilds everything)
+    [ -z "${BENCH_WERROR:-}" ] || werror=(-DACTIONLOOP_WARNINGS_AS_ERRORS="$BENCH_WERROR")
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DACTIONLOOP_BUILD_TESTS=OFF \
-          -DACTIONLOOP_BUILD_BENCH=ON -DACTIONLOOP_WARNINGS_AS_ERRORS="${BENCH_WERROR:-OFF}" \
-          > /dev/null
+          -DACTIONLOOP_BUILD_BENCH=ON "${werror[@]}" > /dev/null
     cmake --build "$BUILD" -j"$(nproc)" > "$BUILD/build.log" 2>&1 \
         || { tail -40 "$BUILD/build.log" >&2; return 1; }
     cmake --install "$BUILD" --prefix "$PREFIX" > /dev/null
 }
 
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
 }
 
 wait_port() {
@@ -82,10 +84,17 @@ init_file() {
     [ "$answer" = '{"ok":true}' ] || { echo "init of $file failed: $answer" >&2; return 1; }
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+median() {
+    sort -g | awk '{a[NR] = $1}
+        END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2];
+             else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
 
 # to_us "114.20us" | "1.20ms" | "2.00s" -> microseconds
-to_us() { awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n*1000; else if (v ~ /s$/) print n*1000000; else print n }'; }
+to_us() {
+    awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000;
+                           else if (v ~ /s$/) print n * 1000000; else print n }'
+}
 
 rss_kb() { ps -o rss= -p "$1" 2> /dev/null | tr -d ' '; }
 

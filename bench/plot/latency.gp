@@ -5,7 +5,8 @@
 n = words(configs) / 2
 set terminal pngcairo size 460 * n + 80, 560 font "DejaVu Sans,10"
 set output out
-set multiplot layout 1, n title "Latency per request (wrk --latency; box p25–p75, bar p50, whiskers p1–p99)" font ",12"
+set multiplot layout 1, n \
+    title "Latency per request (wrk --latency; box p25–p75, bar p50, whiskers p1–p99)" font ",12"
 set logscale y
 set yrange [ymin:ymax]  # shared by the panels
 set format y "%.0s%c"
@@ -26,7 +27,8 @@ do for [i = 1:n] {
     f = sprintf("%s/latency-t%s-c%s.dat", dir, t, c)
     set title sprintf("wrk -t%s -c%s", t, c)
     set ylabel (i == 1 ? "latency (µs)" : "")
-    plot f using 0:3:2:6:5:(box_color($0)):xticlabels(1) with candlesticks whiskerbars 0.5 lc rgb variable, \
+    plot f using 0:3:2:6:5:(box_color($0)):xticlabels(1) \
+             with candlesticks whiskerbars 0.5 lc rgb variable, \
          f using 0:4:4:4:4 with candlesticks lc rgb "black" lw 2
 }
 unset multiplot
