@@ -1,9 +1,10 @@
 // alert_bench.cpp — the alert pipeline per ETag, batches of 1, 100, 1,000 and 10,000 from the
 // generator's mix (10,000 devices, 13 ETags/device/minute, one warm-up minute first):
 //   alert_core        alert_core::process on ready-made ETags (the pure decision core)
-//   alert_activation  what the monitor action does per activation inside its process: parse
-//                     the request line, run the service (ETags from JSON, core, answer), dump
-//                     the answer. Second argument 1 = the same minute replayed over and over
+//   alert_activation  what the monitor action does per activation inside its process: the
+//                     launcher's raw path (handle_raw_request: a top-level scan of the line)
+//                     and the service on the value's text (ETags parsed without a DOM, core,
+//                     answer). Second argument 1 = the same minute replayed over and over
 //                     (what bench/run's wrk script does once it has cycled through its bodies:
 //                     re-deliveries, all stale or duplicate); 0 = a fresh stream.
 #include <benchmark/benchmark.h>
@@ -18,12 +19,12 @@
 #include <vector>
 
 #include "core/alert_core.hpp"
+#include "loop.hpp"
 #include "generator/stream_generator.hpp"
 #include "runtime/alert_service.hpp"
 
 namespace {
 
-using json = nlohmann::json;
 
 alerts::generator_options fleet() {
     alerts::generator_options g;
@@ -104,9 +105,13 @@ void BM_alert_activation(benchmark::State& state) {
     alerts::alert_service service(alerts::action_kind::monitor, env);
     null_buffer null;
     std::ostream log(&null);
-    auto activate = [&](const std::string& line) {
-        json request = json::parse(line);
-        return service.run(request["value"], 0, log).dump();
+    const actionloop::raw_entry_point entry = [&](std::string_view value, std::string& answer) {
+        service.run_text(value, 0, log, answer);
+    };
+    std::string answer;
+    auto activate = [&](const std::string& line) -> const std::string& {
+        actionloop::handle_raw_request(line, entry, answer);
+        return answer;
     };
     for (const std::string& line : request_lines(gen, size)) activate(line);  // warm up
     std::vector<std::string> lines = request_lines(gen, size);
