@@ -6,32 +6,44 @@
 # EXECUTION_ENV is the image's name: OW_EXECUTION_ENV, which the proxy requires every action's
 # bin/exec.env to hold; `compile` writes it, and the shipped zips get it here. Build with
 # --build-arg EXECUTION_ENV=<your registry/name> when you push under another name.
+# Metadata instructions come first in each stage: a layer after a big one costs a copy of it
+# with some storage drivers (buildah's vfs, which tests/image/run uses).
 ARG EXECUTION_ENV=actionloop/actionloop-cpp
 
 # --- build: the CI build (Release, warnings as errors), without the tests -----------------
 FROM debian:bookworm-slim AS build
+ARG EXECUTION_ENV
+ARG JOBS=2
+# tests/image/run finds this stage's image by the label, to keep its cache when it prunes.
+LABEL actionloop-cpp.stage=build
+WORKDIR /src
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config binutils \
       libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libarchive-dev \
       zip \
  && rm -rf /var/lib/apt/lists/*
-WORKDIR /src
 COPY . .
-ARG JOBS=2
+# The shipped zips get the exec.env the proxy checks (as `compile` writes it for sources).
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DACTIONLOOP_BUILD_TESTS=OFF \
       -DACTIONLOOP_WARNINGS_AS_ERRORS=ON \
  && cmake --build /build -j"$JOBS" \
- && DESTDIR=/out cmake --install /build --prefix /usr/local
-# The prebuilt zips get the exec.env the proxy checks (as `compile` writes for sources).
-ARG EXECUTION_ENV
-RUN cd /out/usr/local/share/actionloop-cpp/actions \
+ && DESTDIR=/out cmake --install /build --prefix /usr/local \
+ && cd /out/usr/local/share/actionloop-cpp/actions \
  && printf '%s' "$EXECUTION_ENV" > exec.env \
  && for z in *.zip; do zip -q "$z" exec.env; done \
  && rm exec.env
 
 # --- runtime: the proxy, compile and what compile needs at /init ---------------------------
 FROM debian:bookworm-slim
+ARG EXECUTION_ENV
+ENV OW_COMPILER=/bin/compile \
+    OW_WAIT_FOR_ACK=1 \
+    OW_LOG_INIT_ERROR=1 \
+    OW_EXECUTION_ENV=${EXECUTION_ENV}
+WORKDIR /action
+EXPOSE 8080
+ENTRYPOINT ["/bin/proxy"]
 # g++ (with libstdc++-12-dev and binutils: nm, ld.gold) and nlohmann-json3-dev: compile;
 # libcpp-httplib0.11, libspdlog1.10, libfmt9, libarchive13: the proxy; jq: shell actions.
 RUN apt-get update \
@@ -43,16 +55,7 @@ RUN apt-get update \
 COPY --from=build /out/usr/local /usr/local
 # /bin/proxy and /bin/compile are links: compile finds include/ and lib/ from its real path.
 # The precompiled header is rebuilt by this stage's g++, the one that will use it (GCC
-# ignores a .gch made by any other compiler build).
+# ignores a .gch made by any other build of the compiler).
 RUN ln -s /usr/local/bin/proxy /bin/proxy \
  && ln -s /usr/local/bin/compile /bin/compile \
- && /usr/local/bin/compile --make-pch /usr/local/lib/actionloop/pch \
- && mkdir -p /action
-ARG EXECUTION_ENV
-ENV OW_COMPILER=/bin/compile \
-    OW_WAIT_FOR_ACK=1 \
-    OW_LOG_INIT_ERROR=1 \
-    OW_EXECUTION_ENV=${EXECUTION_ENV}
-WORKDIR /action
-EXPOSE 8080
-ENTRYPOINT ["/bin/proxy"]
+ && /usr/local/bin/compile --make-pch /usr/local/lib/actionloop/pch
