@@ -17,10 +17,11 @@ namespace {
 
 constexpr size_t MAX_OUTPUT = 1u << 20;  // keep the first MiB of diagnostics
 
-// Reads the child's output until EOF, exit or timeout. Returns false on timeout.
-bool collect_output(child_process& child, int fd, int timeout_ms, std::string& out) {
-    using namespace std::chrono;
-    auto deadline = steady_clock::now() + milliseconds(timeout_ms);
+using std::chrono::steady_clock;
+
+// Reads the child's output until EOF, exit or the deadline. Returns false at the deadline.
+bool collect_output(child_process& child, int fd, steady_clock::time_point deadline,
+                    std::string& out) {
     char buf[8192];
     for (;;) {
         ssize_t n = ::read(fd, buf, sizeof buf);
@@ -30,10 +31,10 @@ bool collect_output(child_process& child, int fd, int timeout_ms, std::string& o
         }
         if (n == 0) return true;
         if (errno == EINTR) continue;
-        auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
-        if (left <= 0) return false;
+        int left = poll_timeout(deadline);
+        if (left == 0) return false;
         bool exited = false;
-        short revents = wait_fd(fd, POLLIN, child.exit_fd(), static_cast<int>(left), exited);
+        short revents = wait_fd(fd, POLLIN, child.exit_fd(), left, exited);
         // The compiler has exited but a daemon it left holds the pipe: stop reading.
         if (exited && revents == 0) return true;
     }
@@ -56,14 +57,23 @@ std::string run_compiler(const compile_request& request) {
         return "cannot run the compiler " + request.compiler + ": " + e.code().message();
     }
     output.write_end.reset();
+    const auto deadline = steady_clock::now() + std::chrono::milliseconds(request.timeout_ms);
+    const int ms = request.timeout_ms;
+    const std::string timed_out =
+        "The compiler did not finish within " +
+        (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms") +
+        " and was stopped.";
     std::string out;
-    if (!collect_output(child, output.read_end.get(), request.timeout_ms, out)) {
+    if (!collect_output(child, output.read_end.get(), deadline, out)) {
         child.kill();
-        return "The compiler did not finish within " + std::to_string(request.timeout_ms / 1000) +
-               " s and was stopped.";
+        return timed_out;
     }
-    bool gone = false;  // output closed: give it the usual time to exit, then reap it
-    wait_fd(-1, 0, child.exit_fd(), request.timeout_ms, gone);
+    bool gone = false;  // output closed: what is left of the deadline to exit, then reap it
+    wait_fd(-1, 0, child.exit_fd(), poll_timeout(deadline), gone);
+    if (!gone && !child.exited()) {
+        child.kill();
+        return timed_out;
+    }
     child.kill();  // reaps it, and stops anything it left behind in its group
     if (!out.empty()) return out;
     if (child.status() != 0) return child.describe();

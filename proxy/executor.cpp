@@ -16,12 +16,6 @@ namespace {
 
 using namespace std::chrono;
 
-int ms_until(executor::clock::time_point deadline) {
-    if (deadline == executor::clock::time_point::max()) return -1;
-    auto left = duration_cast<milliseconds>(deadline - executor::clock::now()).count();
-    return static_cast<int>(std::max<long long>(0, left));
-}
-
 // Upstream parses the ack as {"ok": bool}; the texts match Go's.
 void check_ack(const std::string& line) {
     nlohmann::json ack;
@@ -96,22 +90,39 @@ bool executor::exited() {
     return child_.pid() <= 0 || child_.exited();
 }
 
-// Lines an action wrote beyond its one answer are dropped before the next request, so they
-// can never be taken for a later activation's answer.
-void executor::discard_stale_output() {
-    size_t stale = answer_.buffered();
-    answer_.clear();
-    char buf[4096];
+// What fd 3 holds right now, read and dropped; returns the byte count.
+size_t executor::drain_fd3() {
+    size_t dropped = 0;
+    char buf[65536];
     for (;;) {
         ssize_t n = ::read(fd3_.get(), buf, sizeof buf);
         if (n > 0) {
-            stale += static_cast<size_t>(n);
+            dropped += static_cast<size_t>(n);
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
-        break;
+        if (n == 0) fd3_eof_ = true;
+        return dropped;
     }
-    if (stale > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", stale);
+}
+
+// Lines an action wrote beyond its one answer are dropped before the next request, so they
+// can never be taken for a later activation's answer. The usual case costs one read that
+// finds nothing. Once extra output shows up, the action may still be writing it (more than
+// a pipe holds, or slowly): it is drained until fd 3 has been quiet for 10 ms (1 s at most).
+void executor::discard_stale_output() {
+    size_t stale = answer_.buffered() + drain_fd3();
+    answer_.clear();
+    if (stale == 0) return;
+    const auto give_up = clock::now() + milliseconds(1000);
+    while (!fd3_eof_ && clock::now() < give_up) {
+        bool gone = false;
+        if (wait_fd(fd3_.get(), POLLIN, -1, 10, gone) == 0) break;  // quiet
+        size_t more = drain_fd3();
+        if (more == 0 && !fd3_eof_) break;
+        stale += more;
+    }
+    spdlog::warn("discarded {} bytes of extra output on fd 3", stale);
 }
 
 executor::outcome executor::interact(std::string_view body, clock::time_point deadline,
@@ -123,10 +134,10 @@ executor::outcome executor::interact(std::string_view body, clock::time_point de
         frame_request(body, framed_);
         request = std::string_view(framed_).substr(0, framed_.size() - 1);
     }
-    if (!write_all(stdin_.get(), request, "\n", child_.exit_fd(), deadline)) {
-        bool late = clock::now() >= deadline;
+    write_result sent = write_all(stdin_.get(), request, "\n", child_.exit_fd(), deadline);
+    if (sent != write_result::written) {
         child_.kill();
-        return late ? outcome::deadline : outcome::exited;
+        return sent == write_result::late ? outcome::deadline : outcome::exited;
     }
     outcome result = read_line(deadline, line);
     if (result != outcome::answered) child_.kill();
@@ -137,7 +148,7 @@ executor::outcome executor::interact(std::string_view body, clock::time_point de
 executor::outcome executor::read_line(clock::time_point deadline, std::string& line) {
     for (;;) {
         bool gone = false;
-        short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), ms_until(deadline), gone);
+        short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), poll_timeout(deadline), gone);
         if (revents == 0 && !gone) return outcome::deadline;
         if (fill_from_fd3()) {
             size_t extra = answer_.take_line(line);

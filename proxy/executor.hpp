@@ -57,6 +57,7 @@ public:
 private:
     void wait_for_ack();
     void discard_stale_output();
+    size_t drain_fd3();
     outcome read_line(clock::time_point deadline, std::string& line);
     bool fill_from_fd3();
 

@@ -87,7 +87,12 @@ std::string quote_name(std::string_view name) {
 
 std::string libarchive_message(archive* a) {
     const char* message = archive_error_string(a);
-    return message != nullptr && *message != '\0' ? message : "unknown libarchive error";
+    std::string text = message != nullptr && *message != '\0' ? message : "unknown libarchive error";
+    const int error = archive_errno(a);  // e.g. ENOSPC behind a bare "Write failed"
+    if (error > 0 && text.find(std::strerror(error)) == std::string::npos) {
+        text += std::string(" (") + std::strerror(error) + ")";
+    }
+    return text;
 }
 
 [[noreturn]] void archive_failure(archive* a) {
@@ -309,7 +314,8 @@ void write_header(archive* writer, archive_entry* entry, std::string_view name) 
 }
 
 void finish_entry(archive* writer, std::string_view name) {
-    if (archive_write_finish_entry(writer) < ARCHIVE_WARN) entry_failure(name, writer);
+    // The disk writer reports a failed write(2) (a full disk) as a mere warning.
+    if (archive_write_finish_entry(writer) != ARCHIVE_OK) entry_failure(name, writer);
 }
 
 // Writes the folders above `name` that the archive did not list (tar often omits them), 0755.
@@ -348,7 +354,7 @@ void copy_data(archive* reader, archive* writer, extraction& x, std::string_view
         if (status == ARCHIVE_EOF) return;
         if (status < ARCHIVE_WARN) entry_failure(name, reader);
         add_bytes(x.bytes, size, x.max_bytes);
-        if (archive_write_data_block(writer, block, size, offset) < ARCHIVE_WARN) {
+        if (archive_write_data_block(writer, block, size, offset) != ARCHIVE_OK) {
             entry_failure(name, writer);
         }
     }
@@ -381,7 +387,7 @@ void write_archive(std::string_view data, extraction& x) {
     while (archive_entry* entry = next_entry(reader.get())) {
         write_entry(reader.get(), writer.get(), entry, x);
     }
-    if (archive_write_close(writer.get()) < ARCHIVE_WARN) archive_failure(writer.get());
+    if (archive_write_close(writer.get()) != ARCHIVE_OK) archive_failure(writer.get());
 }
 
 void write_executable(std::string_view data, const fs::path& file) {

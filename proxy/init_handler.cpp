@@ -50,7 +50,11 @@ http_answer action_proxy::init(const std::string& body) {
 
     std::string dir = next_action_dir();
     std::string error = build_action(dir, payload, main);
-    if (!error.empty()) fail_init(error, BUILD_FAILED, "");
+    if (!error.empty()) {
+        std::error_code ec;
+        if (!settings_.debug) fs::remove_all(dir, ec);  // upstream keeps it; a full disk would stay full
+        fail_init(error, BUILD_FAILED, "");
+    }
     try {
         check_execution_env(dir);
     } catch (const start_error& e) {

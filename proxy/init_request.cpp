@@ -39,6 +39,8 @@ json parse_json(std::string_view body) {
     } catch (const json::parse_error& e) {
         if (e.byte >= body.size()) reject("unexpected end of JSON input");
         reject(e.what());
+    } catch (const json::exception& e) {  // e.g. a number out of range: 1e999
+        reject(e.what());
     }
 }
 

@@ -181,9 +181,16 @@ short wait_fd(int fd, short events, int exit_fd, int timeout_ms, bool& exited) {
     }
 }
 
-bool write_all(int fd, std::string_view first, std::string_view second, int exit_fd,
-               std::chrono::steady_clock::time_point deadline) {
+int poll_timeout(std::chrono::steady_clock::time_point deadline) {
     using namespace std::chrono;
+    if (deadline == steady_clock::time_point::max()) return -1;
+    auto left = duration_cast<microseconds>(deadline - steady_clock::now()).count();
+    if (left <= 0) return 0;
+    return static_cast<int>(std::min<long long>((left + 999) / 1000, 1LL << 30));
+}
+
+write_result write_all(int fd, std::string_view first, std::string_view second, int exit_fd,
+                       std::chrono::steady_clock::time_point deadline) {
     while (!first.empty() || !second.empty()) {
         iovec parts[2] = {{const_cast<char*>(first.data()), first.size()},
                           {const_cast<char*>(second.data()), second.size()}};
@@ -197,16 +204,13 @@ bool write_all(int fd, std::string_view first, std::string_view second, int exit
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno != EAGAIN) return false;  // EPIPE: the reader is gone
-        int left = deadline == steady_clock::time_point::max()
-                       ? -1
-                       : static_cast<int>(std::max<long long>(
-                             0, duration_cast<milliseconds>(deadline - steady_clock::now()).count()));
+        if (n < 0 && errno != EAGAIN) return write_result::gone;  // EPIPE
         bool exited = false;
-        short revents = wait_fd(fd, POLLOUT, exit_fd, left, exited);
-        if (exited || revents == 0 || (revents & (POLLERR | POLLHUP)) != 0) return false;
+        short revents = wait_fd(fd, POLLOUT, exit_fd, poll_timeout(deadline), exited);
+        if (exited || (revents & (POLLERR | POLLHUP)) != 0) return write_result::gone;
+        if (revents == 0) return write_result::late;
     }
-    return true;
+    return write_result::written;
 }
 
 }  // namespace actionloop
