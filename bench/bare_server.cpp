@@ -2,6 +2,7 @@
 // thread pool), answering every request with the hello action's JSON. No action behind it:
 // the ceiling for the proxy's HTTP layer.
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <cstdlib>
 #include <string>
@@ -19,5 +20,15 @@ int main(int argc, char** argv) {
     };
     server.Post(".*", handler);
     server.Get(".*", handler);
-    return server.listen("127.0.0.1", port) ? 0 : 1;
+    // The proxy's listen_on(): SO_REUSEADDR only, and a backlog of SOMAXCONN instead of
+    // the library's 5, so both servers keep the same HTTP layer.
+    int listener = -1;
+    server.set_socket_options([&listener](int sock) {
+        int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+        if (listener < 0) listener = sock;
+    });
+    if (!server.bind_to_port("127.0.0.1", port)) return 1;
+    if (listener >= 0) ::listen(listener, SOMAXCONN);
+    return server.listen_after_bind() ? 0 : 1;
 }

@@ -35,7 +35,7 @@ int serve(action_proxy& proxy, const settings& config) {
     httplib::Server server;
     configure_server(server, proxy);
     spdlog::debug("listening on port {}", config.port);
-    if (!server.listen("0.0.0.0", config.port)) {
+    if (!listen_on(server, "0.0.0.0", config.port)) {
         spdlog::critical("cannot listen on port {}", config.port);
         return 1;
     }

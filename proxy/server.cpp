@@ -94,12 +94,6 @@ void configure_server(httplib::Server& server, action_proxy& proxy) {
     server.set_write_timeout(300, 0);
     server.set_idle_interval(0, 0);
     server.set_payload_max_length(limit);
-    // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which would let a
-    // second proxy share the port instead of failing to start.
-    server.set_socket_options([](int sock) {
-        int yes = 1;
-        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    });
     // cpp-httplib reads a body only for POST/PUT/PATCH/DELETE; upstream reads it for any
     // method, so a GET (or OPTIONS) that carries one is routed as a POST.
     server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
@@ -154,6 +148,22 @@ void configure_server(httplib::Server& server, action_proxy& proxy) {
     server.Patch(".*", reading);
     server.Delete(".*", handler);
     server.Options(".*", handler);
+}
+
+bool listen_on(httplib::Server& server, const std::string& host, int port) {
+    // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which would let a
+    // second proxy share the port instead of failing to start.
+    int listener = -1;
+    server.set_socket_options([&listener](int sock) {
+        int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+        if (listener < 0) listener = sock;
+    });
+    if (!server.bind_to_port(host, port)) return false;
+    // Debian's cpp-httplib 0.11.4 listens with a backlog of 5: 64 clients connecting at once
+    // overflow it (long tails, timeouts). Listening again only raises the backlog.
+    if (listener >= 0) ::listen(listener, SOMAXCONN);
+    return server.listen_after_bind();
 }
 
 }  // namespace actionloop
