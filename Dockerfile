@@ -12,10 +12,12 @@ ARG EXECUTION_ENV=actionloop/actionloop-cpp
 
 # --- build: the CI build (Release, warnings as errors), without the tests -----------------
 FROM debian:bookworm-slim AS build
+# tests/image/run finds this stage's image by the label, to keep its cache when it prunes.
+# First, so that the two stages share no step: built in parallel, a shared step is made
+# twice, and the next build's cache then follows only one of the copies.
+LABEL actionloop-cpp.stage=build
 ARG EXECUTION_ENV
 ARG JOBS=2
-# tests/image/run finds this stage's image by the label, to keep its cache when it prunes.
-LABEL actionloop-cpp.stage=build
 WORKDIR /src
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
