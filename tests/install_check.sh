@@ -15,6 +15,12 @@ for f in bin/proxy bin/compile lib/libactionloop_launcher.a include/actionloop/a
          lib/actionloop/pch/actionloop/action.hpp.gch share/actionloop-cpp/actions/hello.zip; do
     [ -e "$prefix/$f" ] || { echo "missing from the install: $f"; exit 1; }
 done
+# The derived json.hpp (literal operators declared; cmake/json_literals.cmake), when the build
+# made one: compile needs it beside the precompiled header that was built with it.
+if [ -e "$build/stage/lib/actionloop/json/nlohmann/json.hpp" ]; then
+    [ -e "$prefix/lib/actionloop/json/nlohmann/json.hpp" ] \
+        || { echo "missing from the install: lib/actionloop/json/nlohmann/json.hpp"; exit 1; }
+fi
 
 cat > "$work/hi.cpp" << 'CPP'
 #include <actionloop/action.hpp>
@@ -28,6 +34,18 @@ out=$(cd "$work/a" && "$prefix/bin/compile" main src bin)
 [ -z "$out" ] || { echo "compile printed: $out"; exit 1; }
 answer=$(echo '{"value":{"name":"installed"}}' | "$work/a/bin/exec" 3>&1 1> /dev/null)
 [ "$answer" = '{"hi":"installed"}' ] || { echo "unexpected answer: $answer"; exit 1; }
+
+# The json literals link from the installed launcher.
+mkdir -p "$work/b/src" "$work/b/bin"
+cat > "$work/b/src/exec" << 'CPP'
+nlohmann::json main(nlohmann::json) {
+    return {{"lit", R"({"a": [1]})"_json.at("/a/0"_json_pointer)}};
+}
+CPP
+out=$(cd "$work/b" && "$prefix/bin/compile" main src bin)
+[ -z "$out" ] || { echo "compile (literals) printed: $out"; exit 1; }
+answer=$(echo '{"value":{}}' | "$work/b/bin/exec" 3>&1 1> /dev/null)
+[ "$answer" = '{"lit":1}' ] || { echo "unexpected answer (literals): $answer"; exit 1; }
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 mkdir -p "$work/run"
