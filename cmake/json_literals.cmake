@@ -64,7 +64,7 @@ nlohmann::json::json_pointer operator "" _json_pointer(const char* s, std::size_
     string(FIND "${text}" "${${def}}" first)
     string(FIND "${text}" "${${def}}" last REVERSE)
     if(first EQUAL -1 OR NOT first EQUAL last)
-      message(STATUS "${ACTIONLOOP_SYSTEM_JSON_HPP}: its json literal operators are not the "
+      message(WARNING "${ACTIONLOOP_SYSTEM_JSON_HPP}: its json literal operators are not the "
                      "expected text (another nlohmann-json version?); the precompiled header "
                      "uses the plain header: correct, but each /init instantiates the parser "
                      "(about 0.6 s slower)")

@@ -38,7 +38,10 @@
 #include <nlohmann/json.hpp>
 
 // nlohmann::json's members are compiled once, into the launcher library, so an action
-// compiles in about a second instead of instantiating the whole library again.
+// compiles in about a second instead of instantiating the whole library again. So are its
+// literal operators "..."_json and "..."_json_pointer: the <nlohmann/json.hpp> that `compile`
+// (and the launcher's CMake target) puts first on the include path only declares them (see
+// cmake/json_literals.cmake), as an inline definition instantiated the whole parser per /init.
 #ifndef ACTIONLOOP_INSTANTIATE_JSON
 extern template class nlohmann::basic_json<>;
 #endif
