@@ -126,7 +126,12 @@ alert_config parse_config(const nlohmann::json& j) {
     alert_config cfg;
     parse_holds(cfg.holds, j);
     cfg.alert_delay_threshold = get_seconds(j, "alert_delay_threshold", 300, "config");
+    // Checked before the cast (above 2^64 it is undefined) and before reset() allocates it.
     const double ids = get_seconds(j, "recent_ids", 65536, "config");
+    if (ids > static_cast<double>(MAX_RECENT_IDS) || ids != std::floor(ids)) {
+        fail("config.recent_ids",
+             "must be a whole number from 0 to " + std::to_string(MAX_RECENT_IDS));
+    }
     cfg.recent_ids = static_cast<std::size_t>(ids);
     auto it = j.find("accounts");
     if (it == j.end()) throw config_error("config: missing 'accounts'");

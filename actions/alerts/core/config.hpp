@@ -70,10 +70,14 @@ struct hold_times {
     }
 };
 
+/// The largest `recent_ids` a config may ask for (2^20: 24 MiB of ring and index); more is
+/// a config_error, so that a hostile config cannot make the action allocate without bound.
+constexpr std::size_t MAX_RECENT_IDS = std::size_t{1} << 20;
+
 struct alert_config {
     hold_times holds;
     double alert_delay_threshold = 300;
-    std::size_t recent_ids = 65536;  // capacity of the recent-id ring (idempotence by id)
+    std::size_t recent_ids = 65536;  // capacity of the recent-id ring, <= MAX_RECENT_IDS
     std::vector<account_config> accounts;
     std::vector<device_config> devices;
     std::uint64_t fingerprint = 0;
