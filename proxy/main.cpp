@@ -1,15 +1,18 @@
 // proxy: the ActionLoop HTTP server (or, with -compile, the offline compiler).
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "action_proxy.hpp"
 #include "logging.hpp"
+#include "reaper.hpp"
 #include "server.hpp"
 
 extern char** environ;
@@ -31,7 +34,31 @@ int offline_compile(action_proxy& proxy, const settings& config) {
     }
 }
 
+// SIGTERM and SIGINT are taken by a thread of their own (blocked everywhere else: this runs
+// before any thread exists; children get a clean mask from spawn()). On either, the action
+// and everything it left behind are killed and reaped, then the proxy dies of the signal as
+// before (or exits 128+N where the signal cannot kill it: pid 1 in a container).
+void stop_children_on_signals() {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    ::pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+    std::thread([stop] {
+        int sig = 0;
+        while (::sigwait(&stop, &sig) != 0) {
+        }
+        kill_all_children();
+        ::signal(sig, SIG_DFL);
+        ::pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
+        ::raise(sig);
+        ::_exit(128 + sig);
+    }).detach();
+}
+
 int serve(action_proxy& proxy, const settings& config) {
+    stop_children_on_signals();
+    start_reaper();
     httplib::Server server;
     configure_server(server, proxy);
     spdlog::debug("listening on port {}", config.port);

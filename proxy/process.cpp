@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <system_error>
 
+#include "reaper.hpp"
+
 namespace actionloop {
 
 unique_fd& unique_fd::operator=(unique_fd&& other) noexcept {
@@ -63,24 +65,21 @@ child_process& child_process::operator=(child_process&& other) noexcept {
     return *this;
 }
 
+// Reaping goes through the registry of owned children (reaper.hpp): with the reaper thread
+// running, it may have reaped this child already and kept its status for us.
 bool child_process::exited() {
     if (reaped_) return true;
-    int status = 0;
-    pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_ || (r < 0 && errno == ECHILD)) {
-        status_ = status;
-        reaped_ = true;
-    }
+    if (owned_children::try_collect(pid_, status_)) reaped_ = true;
     return reaped_;
 }
 
 int child_process::wait() {
-    while (!reaped_) {
-        int status = 0;
-        pid_t r = ::waitpid(pid_, &status, 0);
-        if (r == pid_ || (r < 0 && errno != EINTR)) {
-            status_ = status;
-            reaped_ = true;
+    while (!exited()) {
+        if (pidfd_) {
+            pollfd exit{pidfd_.get(), POLLIN, 0};
+            ::poll(&exit, 1, -1);  // readable once it has exited (reaped or not)
+        } else {
+            ::usleep(1000);
         }
     }
     return status_;
@@ -88,7 +87,7 @@ int child_process::wait() {
 
 void child_process::kill() {
     if (pid_ <= 0) return;
-    if (!reaped_) {
+    if (!exited()) {
         ::kill(-pid_, SIGKILL);  // the whole group: children that kept our pipes die too
         ::kill(pid_, SIGKILL);
         wait();
@@ -97,6 +96,7 @@ void child_process::kill() {
     }
     pid_ = -1;
     pidfd_.reset();
+    kill_orphans();  // what left the group (setsid) and was re-parented to us (B3)
 }
 
 std::string child_process::describe() const {
@@ -159,14 +159,23 @@ child_process spawn(const spawn_request& request) {
                                            POSIX_SPAWN_SETSIGMASK);
     auto argv = c_strings(request.argv);
     auto envp = c_strings(request.env);
-    pid_t pid = -1;
-    int err = ::posix_spawn(&pid, argv[0], &sa.actions, &sa.attr, argv.data(), envp.data());
+    int err = 0;
+    int pidfd = -1;
+    // Registered as owned before the reaper thread can see it exit; the pidfd is opened
+    // before anyone can reap it.
+    const pid_t pid = owned_children::spawn_registered([&]() -> pid_t {
+        pid_t started = -1;
+        err = ::posix_spawn(&started, argv[0], &sa.actions, &sa.attr, argv.data(), envp.data());
+        if (err != 0) return -1;
+        pidfd = static_cast<int>(::syscall(SYS_pidfd_open, started, 0));
+        return started;
+    });
     if (err != 0) throw std::system_error(err, std::generic_category(), request.argv[0]);
 
     child_process child;
     child.pid_ = pid;
     child.reaped_ = false;
-    child.pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    child.pidfd_.reset(pidfd);
     return child;
 }
 

@@ -58,11 +58,13 @@ public:
     pid_t pid() const { return pid_; }
     /// Readable (POLLIN) once the child has exited.
     int exit_fd() const { return pidfd_.get(); }
-    /// Non-blocking: has it exited? Reaps it if so.
+    /// Non-blocking: has it exited? Reaps it if so (or takes the status the reaper thread
+    /// kept for it, see reaper.hpp).
     bool exited();
     /// Blocks until it exits; returns the wait status.
     int wait();
-    /// SIGKILL to its whole process group, then reaps it. Safe to call twice.
+    /// SIGKILL to its whole process group, then reaps it; then kill_orphans() (reaper.hpp):
+    /// what the process left outside its group dies too. Safe to call twice.
     void kill();
     /// Raw wait status once reaped (see exited()).
     int status() const { return status_; }
