@@ -238,6 +238,22 @@ std::vector<pid_t> child_pids(pid_t parent) {
     return children_of(parent, false);
 }
 
+std::vector<pid_t> zombie_children(pid_t parent) {
+    std::vector<pid_t> zombies;
+    std::error_code ec;
+    const std::filesystem::path tasks = "/proc/" + std::to_string(parent) + "/task";
+    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+        std::ifstream list(task.path() / "children");
+        for (pid_t pid = 0; list >> pid;) {
+            proc_stat stat;
+            if (read_stat(pid, stat) && stat.state == 'Z') {
+                zombies.push_back(pid);
+            }
+        }
+    }
+    return zombies;
+}
+
 std::vector<pid_t> descendant_pids(pid_t root) {
     std::vector<pid_t> found;
     std::vector<pid_t> frontier{root};

@@ -58,6 +58,10 @@ command_result run_command(const std::vector<std::string>& argv, const std::stri
 /// Live (not zombie) direct children of `parent`, read from /proc.
 std::vector<pid_t> child_pids(pid_t parent);
 
+/// Direct children of `parent` that are zombies (exited, not reaped): read from
+/// /proc/<parent>/task/*/children and each child's /proc/<pid>/stat state 'Z'.
+std::vector<pid_t> zombie_children(pid_t parent);
+
 /// Every live descendant of `root` (children, grandchildren, …).
 std::vector<pid_t> descendant_pids(pid_t root);
 
