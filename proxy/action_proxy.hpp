@@ -1,15 +1,18 @@
-// The proxy's state: the settings, the action environment, the current executor, and the
-// activation queue that serializes /init and /run on it. The protocol steps live in
+// The proxy's state: the settings, the action environment, the current executor, and how
+// activations reach it: the activation queue (one at a time) or the pipeline (see
+// pipeline.hpp). The protocol steps live in
 // init_handler.cpp and run_handler.cpp; both throw http_error for every failure, and
 // server.cpp is the one place that turns those into HTTP answers.
 #pragma once
 
 #include <memory>
+#include <shared_mutex>
 #include <string>
 
 #include "activation_queue.hpp"
 #include "env_map.hpp"
 #include "executor.hpp"
+#include "pipeline.hpp"
 #include "settings.hpp"
 
 namespace actionloop {
@@ -48,11 +51,14 @@ private:
     // run_handler.cpp
     void restart_action();
     executor::clock::time_point deadline_of(const std::string& body) const;
+    http_answer answer_of(executor::outcome outcome, http_answer answer);
 
     settings settings_;
     env_map env_;
-    activation_queue queue_;
+    std::shared_mutex action_lock_;  // /run shares it; /init (which replaces the action) owns it
+    activation_queue queue_;         // the classic path: one activation at a time, in order
     std::unique_ptr<executor> executor_;
+    std::unique_ptr<pipeline> pipeline_;  // when the action offered pipelining
     bool initialized_ = false;
     long last_dir_ = 0;
 };

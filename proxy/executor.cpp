@@ -1,6 +1,7 @@
 // The action process: start, ack, interact, stop.
 #include "executor.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -16,8 +17,9 @@ namespace {
 
 using namespace std::chrono;
 
-// Upstream parses the ack as {"ok": bool}; the texts match Go's.
-void check_ack(const std::string& line) {
+// Upstream parses the ack as {"ok": bool}; the texts match Go's. Returns whether the action
+// offers pipelining ({"ok": true, "pipeline": true}: our launcher, when asked).
+bool check_ack(const std::string& line) {
     nlohmann::json ack;
     try {
         ack = nlohmann::json::parse(line);
@@ -36,6 +38,8 @@ void check_ack(const std::string& line) {
     if (ok == ack.end() || !ok->is_boolean() || !ok->get<bool>()) {
         throw start_error("The action did not initialize properly.");
     }
+    auto pipeline = ack.find("pipeline");
+    return pipeline != ack.end() && pipeline->is_boolean() && pipeline->get<bool>();
 }
 
 }  // namespace
@@ -58,9 +62,14 @@ void executor::start() {
     stdin_ = std::move(input.write_end);
     fd3_ = std::move(output.read_end);
     set_nonblocking(stdin_.get());
+    // A pipelined action may have many requests waiting in its stdin (see pipeline.hpp).
+    ::fcntl(stdin_.get(), F_SETPIPE_SZ, 1 << 20);
+    int capacity = ::fcntl(stdin_.get(), F_GETPIPE_SZ);
+    stdin_capacity_ = capacity > 0 ? static_cast<size_t>(capacity) : 65536;
     set_nonblocking(fd3_.get());
     answer_.clear();
     fd3_eof_ = false;
+    pipelined_ = false;
     if (options_.wait_for_ack) {
         wait_for_ack();
     } else {
@@ -75,7 +84,7 @@ void executor::wait_for_ack() {
     auto deadline = clock::now() + milliseconds(options_.ack_timeout_ms);
     switch (read_line(deadline, line)) {
         case outcome::answered:
-            check_ack(line);
+            pipelined_ = check_ack(line);
             return;
         case outcome::exited:
             child_.kill();
@@ -142,6 +151,36 @@ executor::outcome executor::interact(std::string_view body, clock::time_point de
     outcome result = read_line(deadline, line);
     if (result != outcome::answered) child_.kill();
     return result;
+}
+
+write_result executor::send(std::string_view body, clock::time_point deadline) {
+    std::string_view request = body;
+    if (std::memchr(body.data(), '\n', body.size()) != nullptr) {
+        frame_request(body, framed_);
+        request = std::string_view(framed_).substr(0, framed_.size() - 1);
+    }
+    return write_all(stdin_.get(), request, "\n", child_.exit_fd(), deadline);
+}
+
+executor::outcome executor::read_answers(clock::time_point deadline,
+                                         std::vector<std::string>& lines) {
+    for (;;) {
+        while (answer_.has_line()) {
+            lines.emplace_back();
+            answer_.take_next_line(lines.back());
+        }
+        if (!lines.empty()) return outcome::answered;
+        if (answer_.overflowed()) return outcome::too_large;
+        if (fd3_eof_) return outcome::exited;
+        bool gone = false;
+        short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), poll_timeout(deadline), gone);
+        if (revents == 0 && !gone) return outcome::deadline;
+        bool complete = fill_from_fd3();
+        if (!complete && !answer_.overflowed() && gone && !fd3_eof_) {
+            // Dead, and nothing more readable: whatever is in the pipe has been read.
+            return outcome::exited;
+        }
+    }
 }
 
 // Reads until one full line is buffered. Data already in the pipe wins over an exit.

@@ -48,6 +48,18 @@ public:
     /// Sends one activation (`body` as one line: its newlines removed, one appended) and
     /// waits for its answer line.
     outcome interact(std::string_view body, clock::time_point deadline, std::string& line);
+
+    // Pipelined use (see pipeline.hpp), for an action whose ack offered it: requests are
+    // sent without waiting for the answers before them; answers are read in order.
+    /// True when the action's ack said {"pipeline": true}.
+    bool pipelined() const { return pipelined_; }
+    /// Bytes the action's stdin pipe holds (raised to 1 MiB where the system allows).
+    size_t stdin_capacity() const { return stdin_capacity_; }
+    /// Writes one request line; on failure the caller stops the process.
+    write_result send(std::string_view body, clock::time_point deadline);
+    /// Waits (until `deadline`) for at least one answer line and appends every complete one
+    /// to `lines`: `answered`, or why none came (`exited` once the buffered lines are out).
+    outcome read_answers(clock::time_point deadline, std::vector<std::string>& lines);
     /// SIGKILL to the process group.
     void stop() { child_.kill(); }
 
@@ -67,6 +79,8 @@ private:
     unique_fd fd3_;
     line_buffer answer_;
     bool fd3_eof_ = false;
+    bool pipelined_ = false;
+    size_t stdin_capacity_ = 65536;
     std::string framed_;  // a body with newlines, framed (reused)
 };
 

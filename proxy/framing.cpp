@@ -128,6 +128,20 @@ size_t line_buffer::take_line(std::string& line) {
     return extra;
 }
 
+void line_buffer::take_next_line(std::string& line) {
+    const size_t end = newline_ + 1;
+    if (end == data_.size()) {
+        line.swap(data_);  // the usual case: one line, no copy
+        clear();
+        return;
+    }
+    line.assign(data_, 0, end);
+    data_.erase(0, end);
+    const void* hit = std::memchr(data_.data(), '\n', data_.size());
+    newline_ = hit == nullptr ? std::string::npos
+                              : static_cast<size_t>(static_cast<const char*>(hit) - data_.data());
+}
+
 void line_buffer::clear() {
     data_.clear();
     newline_ = std::string::npos;

@@ -39,6 +39,11 @@ public:
     /// Moves the first complete line (with its '\n') into `line`; returns the number of
     /// bytes that followed it (extra output, discarded).
     size_t take_line(std::string& line);
+    /// True when a complete line is buffered.
+    bool has_line() const { return newline_ != std::string::npos; }
+    /// Moves the first complete line (with its '\n') into `line` and keeps what followed
+    /// it (the next answers of a pipelined action).
+    void take_next_line(std::string& line);
     void clear();
     size_t buffered() const { return data_.size(); }
 

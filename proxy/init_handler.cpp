@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <shared_mutex>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -36,7 +37,7 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 http_answer action_proxy::init(const std::string& body) {
-    std::lock_guard<activation_queue> turn(queue_);
+    std::unique_lock<std::shared_mutex> exclusive(action_lock_);  // no /run in progress
     if (initialized_ && !settings_.debug) {
         go_log(REINIT);
         throw http_error(FORBIDDEN, REINIT);
@@ -60,12 +61,19 @@ http_answer action_proxy::init(const std::string& body) {
     } catch (const start_error& e) {
         fail_init(e.what(), START_FAILED, "cannot start action: ");  // the dir is kept
     }
+    std::unique_ptr<executor> started;
     try {
-        executor_ = start_action(dir);  // replaces (and stops) a previous one under -debug
+        started = start_action(dir);
     } catch (const start_error& e) {
         std::error_code ec;
         if (!settings_.debug) fs::remove_all(dir, ec);
         fail_init(e.what(), START_FAILED, "cannot start action: ");
+    }
+    pipeline_.reset();
+    executor_ = std::move(started);  // replaces (and stops) a previous one under -debug
+    if (executor_->pipelined()) {
+        pipeline_ = std::make_unique<pipeline>(*executor_, [this] { restart_action(); },
+                                               executor_->stdin_capacity());
     }
     initialized_ = true;
     return {OK, "{\"ok\":true}\n"};
@@ -124,6 +132,8 @@ std::unique_ptr<executor> action_proxy::start_action(const std::string& dir) {
     ::chmod(options.command.c_str(), 0755);
     options.env = env_.for_action();
     options.wait_for_ack = !settings_.wait_for_ack.empty();
+    // The offer of pipelining (answered in the ack; our launcher accepts it).
+    if (options.wait_for_ack && settings_.pipeline) options.env.push_back("ACTIONLOOP_PIPELINE=1");
     options.ack_timeout_ms = settings_.ack_timeout_ms;
     options.max_answer_bytes = settings_.max_answer_bytes;
     auto started = std::make_unique<executor>(std::move(options));

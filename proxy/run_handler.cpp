@@ -1,7 +1,9 @@
 // /run: forward one line → read one line → check it → answer (reference A.4), with a
-// restart of a dead process, the deadline, and the answer cap.
+// restart of a dead process, the deadline, and the answer cap. One activation at a time
+// (the activation queue), or pipelined when the action offered it (pipeline.hpp).
 #include <chrono>
 #include <mutex>
+#include <shared_mutex>
 
 #include <spdlog/spdlog.h>
 
@@ -19,19 +21,34 @@ const char* const NOT_OBJECT = "The action did not return a dictionary or array.
 }  // namespace
 
 http_answer action_proxy::run(const std::string& body) {
-    std::lock_guard<activation_queue> turn(queue_);
+    std::shared_lock<std::shared_mutex> action(action_lock_);
     if (!executor_) throw http_error(INTERNAL_ERROR, "no action defined yet");
-    if (executor_->exited()) restart_action();
-
+    const auto deadline = deadline_of(body);
     http_answer answer;
-    auto outcome = executor_->interact(body, deadline_of(body), answer.body);
+    if (pipeline_) {
+        auto outcome = pipeline_->run(body, deadline, answer.body);
+        // The launcher writes the sentinels after its answers; a failed activation gets
+        // them here.
+        if (outcome != executor::outcome::answered) write_sentinels();
+        return answer_of(outcome, std::move(answer));
+    }
+    std::lock_guard<activation_queue> turn(queue_);
+    if (executor_->exited()) restart_action();
+    auto outcome = executor_->interact(body, deadline, answer.body);
     write_sentinels();
+    if (outcome == executor::outcome::exited) {
+        spdlog::debug("the action exited during the run ({})", executor_->describe_exit());
+    }
+    return answer_of(outcome, std::move(answer));
+}
+
+// One activation's outcome as the /run answer (reference A.4, plus deadline and cap).
+http_answer action_proxy::answer_of(executor::outcome outcome, http_answer answer) {
     switch (outcome) {
         case executor::outcome::answered:
             if (!is_object_or_array(answer.body)) throw http_error(BAD_GATEWAY, NOT_OBJECT);
             return answer;
         case executor::outcome::exited:
-            spdlog::debug("the action exited during the run ({})", executor_->describe_exit());
             throw http_error(BAD_REQUEST, "command exited");
         case executor::outcome::deadline:
             spdlog::warn("the action missed its deadline; stopped it");

@@ -81,6 +81,8 @@ settings load_settings(int argc, char** argv) {
     s.compile_timeout_ms = env_number("OW_COMPILE_TIMEOUT_MS", s.compile_timeout_ms);
     s.threads = env_number("OW_THREADS", s.threads);
     if (s.threads == 0) s.threads = 1;
+    const std::string pipeline = env_string("OW_PIPELINE");
+    s.pipeline = !(pipeline == "0" || pipeline == "false" || pipeline == "off");
     return s;
 }
 

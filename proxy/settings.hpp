@@ -29,6 +29,7 @@ struct settings {
     int ack_timeout_ms = 60000;            // OW_ACK_TIMEOUT_MS
     int compile_timeout_ms = 300000;       // OW_COMPILE_TIMEOUT_MS
     size_t threads = 64;                   // OW_THREADS (HTTP worker threads)
+    bool pipeline = true;                  // OW_PIPELINE=0 turns pipelining off
     std::string action_dir = "action";     // where action/N/{src,bin} live (cwd-relative)
 };
 

@@ -194,8 +194,17 @@ namespace {
 // Serves request lines with handle(line, answer) until EOF.
 template <class Handle>
 int serve(const Handle& handle, int in_fd, int out_fd) {
+    // The ack; when the proxy offers pipelining (ours does, see proxy/pipeline.hpp) it is
+    // accepted in the ack, and the sentinels after each activation are then written here,
+    // where they are in order with the action's own output whatever the proxy has queued.
     const char* ack = std::getenv("__OW_WAIT_FOR_ACK");
-    if (ack != nullptr && *ack != '\0' && !write_all(out_fd, "{\"ok\":true}\n", 12)) return 1;
+    const bool acked = ack != nullptr && *ack != '\0';
+    const char* offer = std::getenv("ACTIONLOOP_PIPELINE");
+    const bool pipelined = acked && offer != nullptr && std::string_view(offer) == "1";
+    const std::string_view ack_line =
+        pipelined ? "{\"ok\":true,\"pipeline\":true}\n" : "{\"ok\":true}\n";
+    if (acked && !write_all(out_fd, ack_line.data(), ack_line.size())) return 1;
+    constexpr std::string_view sentinel = "XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX\n";
 
     line_reader input(in_fd);
     std::string line;
@@ -203,10 +212,15 @@ int serve(const Handle& handle, int in_fd, int out_fd) {
     while (input.next(line)) {
         handle(line, answer);
         answer.push_back('\n');
-        // Logs first, so they come before the proxy's end-of-activation sentinels.
+        // Logs first, so they come before the end-of-activation sentinels.
         std::cout.flush();
+        std::cerr.flush();
         std::fflush(stdout);
         std::fflush(stderr);
+        if (pipelined) {
+            write_all(1, sentinel.data(), sentinel.size());
+            write_all(2, sentinel.data(), sentinel.size());
+        }
         if (!write_all(out_fd, answer.data(), answer.size())) return 1;
     }
     return 0;

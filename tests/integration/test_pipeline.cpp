@@ -1,0 +1,181 @@
+// Pipelining (proxy/pipeline.hpp): with the ack, the proxy offers it and the C++ launcher
+// accepts; concurrent /runs are then written to the action without waiting for each other.
+// What users see must not change: every /run gets its own answer, each activation's logs sit
+// between its own sentinels, a crash or a missed deadline costs only the activation being
+// served, and OW_PIPELINE=0 turns it off.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "expectations.hpp"
+#include "proxy_process.hpp"
+#include "test_util.hpp"
+
+using namespace support;
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+namespace {
+
+constexpr auto NO_HANG = seconds(60);
+const std::string SENTINEL = "XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX\n";
+
+proxy_options cpp_runtime(env_map extra = {}) {
+    proxy_options options;
+    options.env = std::move(extra);
+    options.env["OW_COMPILER"] = compiler_script().string();
+    options.env["OW_WAIT_FOR_ACK"] = "1";
+    return options;
+}
+
+void init_action(proxy_process& proxy) {
+    REQUIRE(proxy.init(fixture_text("cpp/pipeline.cpp")).status == 200);
+}
+
+// The text between consecutive sentinels of one stream.
+std::vector<std::string> activations_of(const std::string& stream) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (size_t at; (at = stream.find(SENTINEL, start)) != std::string::npos;
+         start = at + SENTINEL.size()) {
+        parts.push_back(stream.substr(start, at - start));
+    }
+    return parts;
+}
+
+// `count` concurrent runs of {"n": first + i} (plus `extra` fields), started together.
+std::vector<std::future<http_reply>> run_many(const proxy_process& proxy, int first, int count,
+                                              const json& extra = json::object()) {
+    std::vector<std::future<http_reply>> replies;
+    for (int i = 0; i < count; ++i) {
+        json value = extra;
+        value["n"] = first + i;
+        replies.push_back(std::async(std::launch::async, [&proxy, value] {
+            return proxy.run(value, json::object(), NO_HANG);
+        }));
+    }
+    return replies;
+}
+
+// Each reply is 200 with its own n; returns the pids that answered.
+std::set<long> check_own_answers(std::vector<std::future<http_reply>>& replies, int first) {
+    std::set<long> pids;
+    for (size_t i = 0; i < replies.size(); ++i) {
+        const http_reply reply = replies[i].get();
+        CHECK_MESSAGE(reply.status == 200, reply.body);
+        const json answer = json_of(reply);
+        CHECK(answer.value("n", -1) == first + static_cast<int>(i));
+        pids.insert(answer.value("pid", 0L));
+    }
+    return pids;
+}
+
+// The proxy's own log lines (warnings about restarts) taken out of a segment.
+std::string without_proxy_lines(const std::string& text) {
+    std::string kept;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        end = end == std::string::npos ? text.size() : end + 1;
+        const std::string line = text.substr(start, end - start);
+        if (line.find(" [warning] ") == std::string::npos) kept += line;
+        start = end;
+    }
+    return kept;
+}
+
+// Every activation's segment of both streams holds exactly its own "n=N" line.
+void check_log_segments(const proxy_process& proxy, size_t expected,
+                        const std::set<std::string>& allowed_empty = {}) {
+    proxy.check_streams(expected);
+    for (const std::string& stream : {proxy.stdout_text(), proxy.stderr_text()}) {
+        std::set<std::string> seen;
+        for (std::string part : activations_of(stream)) {
+            part = without_proxy_lines(part);
+            if (part.empty()) {
+                CHECK_MESSAGE(!allowed_empty.empty(), "an activation without its log line");
+                continue;
+            }
+            CHECK_MESSAGE(part.rfind("n=", 0) == 0, part);
+            CHECK_MESSAGE(std::count(part.begin(), part.end(), '\n') == 1, part);
+            CHECK_MESSAGE(seen.insert(part).second, "twice: " << part);
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: 64 concurrent runs each get their own answer, logs between their sentinels") {
+    proxy_process proxy(cpp_runtime());
+    init_action(proxy);
+    std::vector<std::future<http_reply>> replies = run_many(proxy, 0, 64);
+    const std::set<long> pids = check_own_answers(replies, 0);
+    CHECK(pids.size() == 1);  // one warm process served them all
+    CHECK(json_of(proxy.run(json{{"n", 64}})).value("offer", "") == "1");
+    check_log_segments(proxy, 65);
+}
+
+TEST_CASE("pipeline: big and small requests mixed, more than the pipe holds, all answered") {
+    proxy_process proxy(cpp_runtime());
+    init_action(proxy);
+    std::vector<std::future<http_reply>> replies;
+    for (int i = 0; i < 24; ++i) {
+        // Every fourth is 3 MB (bigger than the 1 MiB stdin pipe): those go alone.
+        const size_t pad = i % 4 == 0 ? (3u << 20) : static_cast<size_t>(i) * 1000;
+        json value{{"n", i}, {"pad", std::string(pad, 'p')}};
+        replies.push_back(std::async(std::launch::async, [&proxy, value] {
+            return proxy.run(value, json::object(), NO_HANG);
+        }));
+    }
+    check_own_answers(replies, 0);
+    check_log_segments(proxy, 24);
+}
+
+TEST_CASE("pipeline: a crash fails only the activation being served; the queued ones are sent "
+          "again to the restarted process") {
+    proxy_process proxy(cpp_runtime());
+    init_action(proxy);
+    const long first_pid = json_of(proxy.run(json{{"n", -10}})).value("pid", 0L);
+    auto crash = std::async(std::launch::async, [&proxy] {
+        return proxy.run(json{{"n", -1}, {"sleep_ms", 400}, {"crash", true}}, json::object(),
+                         NO_HANG);
+    });
+    std::this_thread::sleep_for(milliseconds(100));  // the crash is being served
+    std::vector<std::future<http_reply>> replies = run_many(proxy, 0, 16);
+    CHECK_ERROR_REPLY(crash.get(), 400, "command exited");
+    const std::set<long> pids = check_own_answers(replies, 0);
+    CHECK(pids.size() == 1);
+    CHECK(pids.count(first_pid) == 0);  // answered by the restarted process
+    check_log_segments(proxy, 18, {"crash"});
+    CHECK(proxy.children().size() == 1);
+}
+
+TEST_CASE("pipeline: a missed deadline stops the process; the queued runs are answered") {
+    proxy_process proxy(cpp_runtime());
+    init_action(proxy);
+    const std::string deadline = std::to_string(epoch_millis() + 300);
+    auto slow = std::async(std::launch::async, [&proxy, deadline] {
+        return proxy.run(json{{"n", -1}, {"sleep_ms", 20000}},
+                         json{{"deadline", deadline}}, NO_HANG);
+    });
+    std::this_thread::sleep_for(milliseconds(100));
+    std::vector<std::future<http_reply>> replies = run_many(proxy, 0, 8);
+    CHECK_ERROR_REPLY(slow.get(), 502,
+                      "The action did not answer before its deadline and was stopped.");
+    check_own_answers(replies, 0);
+    check_log_segments(proxy, 9, {"deadline"});
+    CHECK(proxy.children().size() == 1);
+}
+
+TEST_CASE("pipeline: OW_PIPELINE=0 serves one activation at a time, without the offer") {
+    proxy_process proxy(cpp_runtime({{"OW_PIPELINE", "0"}}));
+    init_action(proxy);
+    std::vector<std::future<http_reply>> replies = run_many(proxy, 0, 16);
+    check_own_answers(replies, 0);
+    CHECK(json_of(proxy.run(json{{"n", 16}})).value("offer", "?") == "");
+    check_log_segments(proxy, 17);
+}
