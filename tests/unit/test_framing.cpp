@@ -64,6 +64,40 @@ TEST_CASE("line_buffer hands out one line and reports what followed it") {
     CHECK(buffer.buffered() == 0);
 }
 
+TEST_CASE("line_buffer hands out pipelined answers one by one, keeping what follows") {
+    line_buffer buffer(100);
+    CHECK(buffer.append("{\"a\":1}\n{\"b\":2}\n{\"c\"", 20));
+    std::string line;
+    REQUIRE(buffer.has_line());
+    buffer.take_next_line(line);
+    CHECK(line == "{\"a\":1}\n");
+    REQUIRE(buffer.has_line());
+    buffer.take_next_line(line);
+    CHECK(line == "{\"b\":2}\n");
+    CHECK_FALSE(buffer.has_line());
+    CHECK(buffer.buffered() == 4);
+    CHECK(buffer.append(":3}\n", 4));
+    buffer.take_next_line(line);  // the last line: handed over whole
+    CHECK(line == "{\"c\":3}\n");
+    CHECK(buffer.buffered() == 0);
+    CHECK_FALSE(buffer.has_line());
+}
+
+TEST_CASE("line_buffer caps each pipelined answer, not the sum of them") {
+    line_buffer buffer(10);
+    const std::string two = "{\"a\":123}\n{\"b\":456}\n";  // 9 + 1 bytes each
+    CHECK(buffer.append(two.data(), two.size()));
+    CHECK_FALSE(buffer.overflowed());
+    std::string line;
+    buffer.take_next_line(line);
+    CHECK_FALSE(buffer.overflowed());
+    const std::string long_one = std::string(11, 'z');
+    buffer.append(long_one.data(), long_one.size());
+    CHECK_FALSE(buffer.overflowed());  // the head line is complete and within the cap
+    buffer.take_next_line(line);
+    CHECK(buffer.overflowed());        // now the head is the long one
+}
+
 TEST_CASE("line_buffer overflows past its cap without a newline") {
     line_buffer buffer(10);
     std::string chunk(11, 'x');
