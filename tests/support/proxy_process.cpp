@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <stdexcept>
 
 #include <doctest/doctest.h>
@@ -82,6 +83,11 @@ void proxy_process::start(const proxy_options& options) {
     spec.argv = {ACTIONLOOP_PROXY_BIN, "-port", std::to_string(port_)};
     spec.argv.insert(spec.argv.end(), options.args.begin(), options.args.end());
     spec.env = options.with_path ? path_only_env() : env_map{};
+    // Under `scripts/test --tsan` the proxy is instrumented: it must halt on a report and
+    // write it where the script collects it, like the test executables.
+    if (const char* tsan = std::getenv("TSAN_OPTIONS")) {
+        spec.env["TSAN_OPTIONS"] = tsan;
+    }
     for (const auto& [name, value] : options.env) {
         spec.env[name] = value;
     }
