@@ -4,7 +4,9 @@
 # and steadies the figures.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=$ROOT/build-bench
+# BENCH_BUILD_DIR: another build dir to reuse (CI points it at scripts/test's build/, whose
+# Release objects are the same: only the bench targets are added).
+BUILD=${BENCH_BUILD_DIR:-$ROOT/build-bench}
 PREFIX=$BUILD/prefix
 PIDS=()
 
