@@ -46,7 +46,7 @@ ENV OW_COMPILER=/bin/compile \
 WORKDIR /action
 EXPOSE 8080
 ENTRYPOINT ["/bin/proxy"]
-# g++ (with libstdc++-12-dev and binutils: nm, ld.gold) and nlohmann-json3-dev: compile;
+# g++ (with libstdc++-12-dev and binutils: readelf, ld.gold) and nlohmann-json3-dev: compile;
 # libcpp-httplib0.11, libspdlog1.10, libfmt9, libarchive13: the proxy; jq: shell actions.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
