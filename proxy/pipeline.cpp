@@ -26,20 +26,26 @@ size_t pipeline::in_flight() {
 
 // Waits for room in the window, starts the process again if it is gone (only when nothing
 // is in flight: then nobody is reading its pipes), and writes the request.
+// Requests are written in arrival order (tickets): a big request waiting for the window to
+// empty is not overtaken forever by small ones.
 void pipeline::send(slot& self, lock_type& lock) {
     const size_t size = self.body.size() + 1;
+    const uint64_t ticket = next_ticket_++;
     room_.wait(lock, [&] {
-        return in_flight_.empty() || (!broken_ && in_flight_bytes_ + size <= window_ &&
-                                      in_flight_.size() < max_depth_);
+        return ticket == now_serving_ &&
+               (in_flight_.empty() || (!broken_ && in_flight_bytes_ + size <= window_ &&
+                                       in_flight_.size() < max_depth_));
     });
+    struct next_turn {  // the next ticket's turn, however this one ends
+        pipeline& p;
+        ~next_turn() {
+            ++p.now_serving_;
+            p.room_.notify_all();
+        }
+    } turn{*this};
     if (in_flight_.empty() && (broken_ || action_.exited())) {
         broken_ = true;
-        try {
-            restart_();
-        } catch (...) {
-            room_.notify_all();  // the next one tries again
-            throw;
-        }
+        restart_();  // throws when it cannot start: the next one tries again
         broken_ = false;
     }
     self.done = false;

@@ -18,6 +18,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -72,7 +73,9 @@ private:
     const size_t max_depth_;
 
     std::mutex mutex_;
-    std::condition_variable room_;   // senders waiting for the window (or a restart)
+    std::condition_variable room_;   // senders waiting for their turn, the window, a restart
+    uint64_t next_ticket_ = 0;       // senders write in arrival order
+    uint64_t now_serving_ = 0;
     std::deque<slot*> in_flight_;    // written to the current process, in order
     size_t in_flight_bytes_ = 0;
     bool reading_ = false;           // a /run thread is reading fd 3
