@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +17,27 @@ namespace actionloop {
 namespace {
 
 using namespace std::chrono;
+
+// Bytes of the request the action has not read from its stdin yet (FIONREAD on the pipe).
+int unread_request_bytes(int stdin_fd) {
+    int unread = 0;
+    return stdin_fd >= 0 && ::ioctl(stdin_fd, FIONREAD, &unread) == 0 ? unread : 0;
+}
+
+// Everything `fd` (non-blocking) holds right now, appended to `out`.
+void read_available(int fd, std::string& out, bool& eof) {
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n > 0) {
+            out.append(buf, static_cast<size_t>(n));
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) eof = true;
+        return;
+    }
+}
 
 // Upstream parses the ack as {"ok": bool}; the texts match Go's. Returns whether the action
 // offers pipelining ({"ok": true, "pipeline": true}: our launcher, when asked).
@@ -184,13 +206,35 @@ executor::outcome executor::read_answers(clock::time_point deadline,
 }
 
 // Reads until one full line is buffered. Data already in the pipe wins over an exit.
+//
+// Until the action has taken the whole request off its stdin, what fd 3 brings was written
+// before it could see the request: the rest of an earlier activation's extra output, still
+// being written (more than a pipe holds, or slowly, B2). It is dropped. A chunk counts as
+// early only when the request is still unread *after* the chunk was read, so an answer is
+// never dropped; a chunk read just as the action took the request is kept. A well-behaved
+// action has read its request before it answers: that costs one ioctl.
 executor::outcome executor::read_line(clock::time_point deadline, std::string& line) {
+    size_t early = 0;
     for (;;) {
         bool gone = false;
         short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), poll_timeout(deadline), gone);
         if (revents == 0 && !gone) return outcome::deadline;
-        if (fill_from_fd3()) {
+        if (revents != 0 && unread_request_bytes(stdin_.get()) > 0) {
+            std::string chunk;
+            read_available(fd3_.get(), chunk, fd3_eof_);
+            if (unread_request_bytes(stdin_.get()) > 0 && !fd3_eof_ && !gone) {
+                early += chunk.size();
+                if (early > options_.max_answer_bytes) return outcome::too_large;
+                continue;
+            }
+            answer_.append(chunk.data(), chunk.size());
+        }
+        if (fill_from_fd3() || (answer_.has_line() && !answer_.overflowed())) {
             size_t extra = answer_.take_line(line);
+            if (early > 0) {
+                spdlog::warn("discarded {} bytes of fd 3 output written before the action read "
+                             "its request", early);
+            }
             if (extra > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", extra);
             return outcome::answered;
         }
