@@ -24,21 +24,6 @@ int unread_request_bytes(int stdin_fd) {
     return stdin_fd >= 0 && ::ioctl(stdin_fd, FIONREAD, &unread) == 0 ? unread : 0;
 }
 
-// Everything `fd` (non-blocking) holds right now, appended to `out`.
-void read_available(int fd, std::string& out, bool& eof) {
-    char buf[65536];
-    for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n > 0) {
-            out.append(buf, static_cast<size_t>(n));
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n == 0) eof = true;
-        return;
-    }
-}
-
 // Upstream parses the ack as {"ok": bool}; the texts match Go's. Returns whether the action
 // offers pipelining ({"ok": true, "pipeline": true}: our launcher, when asked).
 bool check_ack(const std::string& line) {
@@ -165,14 +150,29 @@ executor::outcome executor::interact(std::string_view body, clock::time_point de
         frame_request(body, framed_);
         request = std::string_view(framed_).substr(0, framed_.size() - 1);
     }
-    write_result sent = write_all(stdin_.get(), request, "\n", child_.exit_fd(), deadline);
-    if (sent != write_result::written) {
-        child_.kill();
-        return sent == write_result::late ? outcome::deadline : outcome::exited;
+    for (int attempt = 0;; ++attempt) {
+        write_result sent = write_all(stdin_.get(), request, "\n", child_.exit_fd(), deadline);
+        if (sent != write_result::written) {
+            child_.kill();
+            return sent == write_result::late ? outcome::deadline : outcome::exited;
+        }
+        bool early = false;
+        outcome result = read_line(deadline, line, attempt == 0 ? &early : nullptr);
+        if (early) {
+            spdlog::warn("the action was still writing to fd 3 after its answer when the next "
+                         "request came; starting it again for that request");
+            child_.kill();
+            try {
+                start();
+            } catch (const start_error& e) {
+                spdlog::warn("cannot start the action again: {}", e.what());
+                return outcome::exited;
+            }
+            continue;
+        }
+        if (result != outcome::answered) child_.kill();
+        return result;
     }
-    outcome result = read_line(deadline, line);
-    if (result != outcome::answered) child_.kill();
-    return result;
 }
 
 write_result executor::send(std::string_view body, clock::time_point deadline) {
@@ -206,35 +206,25 @@ executor::outcome executor::read_answers(clock::time_point deadline,
 }
 
 // Reads until one full line is buffered. Data already in the pipe wins over an exit.
-//
-// Until the action has taken the whole request off its stdin, what fd 3 brings was written
-// before it could see the request: the rest of an earlier activation's extra output, still
-// being written (more than a pipe holds, or slowly, B2). It is dropped. A chunk counts as
-// early only when the request is still unread *after* the chunk was read, so an answer is
-// never dropped; a chunk read just as the action took the request is kept. A well-behaved
-// action has read its request before it answers: that costs one ioctl.
-executor::outcome executor::read_line(clock::time_point deadline, std::string& line) {
-    size_t early = 0;
+// fd 3 output that shows up while the request still sits unread in the action's stdin
+// (FIONREAD) was written before the action saw the request: the rest of an earlier
+// activation's extra output (more than a pipe holds, or slow, B2). Where it ends and the
+// answer begins cannot be told from the bytes, so the pipes are not trusted: `early` is set
+// and the caller starts the action again and sends the request to the fresh process (it was
+// never read, so it never ran). A well-behaved action reads its request before it answers:
+// the check costs one ioctl per answer.
+executor::outcome executor::read_line(clock::time_point deadline, std::string& line,
+                                      bool* early) {
     for (;;) {
         bool gone = false;
         short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), poll_timeout(deadline), gone);
         if (revents == 0 && !gone) return outcome::deadline;
-        if (revents != 0 && unread_request_bytes(stdin_.get()) > 0) {
-            std::string chunk;
-            read_available(fd3_.get(), chunk, fd3_eof_);
-            if (unread_request_bytes(stdin_.get()) > 0 && !fd3_eof_ && !gone) {
-                early += chunk.size();
-                if (early > options_.max_answer_bytes) return outcome::too_large;
-                continue;
-            }
-            answer_.append(chunk.data(), chunk.size());
+        if (early != nullptr && revents != 0 && !gone && unread_request_bytes(stdin_.get()) > 0) {
+            *early = true;
+            return outcome::exited;
         }
-        if (fill_from_fd3() || (answer_.has_line() && !answer_.overflowed())) {
+        if (fill_from_fd3()) {
             size_t extra = answer_.take_line(line);
-            if (early > 0) {
-                spdlog::warn("discarded {} bytes of fd 3 output written before the action read "
-                             "its request", early);
-            }
             if (extra > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", extra);
             return outcome::answered;
         }

@@ -70,7 +70,7 @@ private:
     void wait_for_ack();
     void discard_stale_output();
     size_t drain_fd3();
-    outcome read_line(clock::time_point deadline, std::string& line);
+    outcome read_line(clock::time_point deadline, std::string& line, bool* early = nullptr);
     bool fill_from_fd3();
 
     executor_options options_;

@@ -394,8 +394,9 @@ TEST_CASE("faults: several lines per answer never shift later answers, nothing l
 
 // B2 (issue 6 report): extra output larger than a pipe is still being written when the next
 // activation starts; discard_stale_output() only drains what is there before the request
-// goes out. executor::read_line drops what fd 3 brings before the action has taken its
-// request off its stdin, so the next answer is never one of the old extra lines.
+// goes out. Output on fd 3 while the next request is still unread means the pipes cannot be
+// trusted: the action is started again and the request (never read, never run) goes to the
+// fresh process, so the next answer is never one of the old extra lines.
 TEST_CASE("faults: more extra lines than a pipe holds never shift later answers") {
     proxy_process proxy;
     REQUIRE(proxy.init(fault_script("extra_flood.sh")).status == 200);
