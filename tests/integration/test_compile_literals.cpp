@@ -15,13 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-proxy_options cpp_runtime() {
-    proxy_options options;
-    options.env["OW_COMPILER"] = compiler_script().string();
-    options.env["OW_WAIT_FOR_ACK"] = "1";
-    return options;
-}
-
 // Both literals, unqualified (the library's global using-declarations) and through
 // nlohmann::literals; the text of a "..."_json is parsed when the call runs.
 const std::string literals_action = R"CPP(

@@ -14,14 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-proxy_options cpp_runtime(env_map extra = {}) {
-    proxy_options options;
-    options.env = std::move(extra);
-    options.env["OW_COMPILER"] = compiler_script().string();
-    options.env["OW_WAIT_FOR_ACK"] = "1";
-    return options;
-}
-
 std::string cpp_source(const std::string& name) {
     return fixture_text("cpp/" + name);
 }

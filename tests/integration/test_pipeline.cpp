@@ -24,14 +24,6 @@ namespace {
 constexpr auto NO_HANG = seconds(60);
 const std::string SENTINEL = "XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX\n";
 
-proxy_options cpp_runtime(env_map extra = {}) {
-    proxy_options options;
-    options.env = std::move(extra);
-    options.env["OW_COMPILER"] = compiler_script().string();
-    options.env["OW_WAIT_FOR_ACK"] = "1";
-    return options;
-}
-
 void init_action(proxy_process& proxy) {
     REQUIRE(proxy.init(fixture_text("cpp/pipeline.cpp")).status == 200);
 }

@@ -143,6 +143,14 @@ std::string proxy_process::stderr_text() const {
     return read_file(root_.path() / "proxy.stderr");
 }
 
+proxy_options cpp_runtime(env_map extra) {
+    proxy_options options;
+    options.env = std::move(extra);
+    options.env["OW_COMPILER"] = compiler_script().string();
+    options.env["OW_WAIT_FOR_ACK"] = "1";
+    return options;
+}
+
 stream_texts proxy_process::check_streams(std::size_t expected) const {
     wait_until(
         [&] {

@@ -46,6 +46,10 @@ struct proxy_options {
     std::chrono::milliseconds start_timeout = std::chrono::seconds(15);
 };
 
+/// The C++ runtime as the image runs it: the real `compile` as OW_COMPILER and the ack
+/// (so the launcher accepts pipelining), plus `extra`.
+proxy_options cpp_runtime(env_map extra = {});
+
 /// What checkStreams leaves after removing sentinels and trimming.
 struct stream_texts {
     std::string out;
