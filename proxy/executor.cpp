@@ -144,14 +144,8 @@ void executor::discard_stale_output() {
 executor::outcome executor::interact(std::string_view body, clock::time_point deadline,
                                      std::string& line) {
     discard_stale_output();
-    // The usual body has no newline: it goes out as is, with "\n" in the same writev.
-    std::string_view request = body;
-    if (std::memchr(body.data(), '\n', body.size()) != nullptr) {
-        frame_request(body, framed_);
-        request = std::string_view(framed_).substr(0, framed_.size() - 1);
-    }
     for (int attempt = 0;; ++attempt) {
-        write_result sent = write_all(stdin_.get(), request, "\n", child_.exit_fd(), deadline);
+        write_result sent = send(body, deadline);
         if (sent != write_result::written) {
             child_.kill();
             return sent == write_result::late ? outcome::deadline : outcome::exited;
@@ -176,6 +170,7 @@ executor::outcome executor::interact(std::string_view body, clock::time_point de
 }
 
 write_result executor::send(std::string_view body, clock::time_point deadline) {
+    // The usual body has no newline: it goes out as is, with "\n" in the same writev.
     std::string_view request = body;
     if (std::memchr(body.data(), '\n', body.size()) != nullptr) {
         frame_request(body, framed_);
