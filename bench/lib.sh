@@ -14,7 +14,7 @@ if [ "$(nproc)" -ge 2 ]; then SERVER_CPU=(taskset -c 0); LOAD_CPU=(taskset -c 1)
 else SERVER_CPU=(); LOAD_CPU=(); fi
 
 # Debian packages the bench scripts need beyond the build's (scripts/install-deps).
-BENCH_PACKAGES=(libbenchmark-dev gnuplot-nox time)
+BENCH_PACKAGES=(libbenchmark-dev gnuplot-nox time nginx-light)
 
 # bench_build: installs what is missing, builds Release into build-bench/ (the benchmarks on)
 # and installs to build-bench/prefix. BENCH_SKIP_BUILD=1 skips it (a caller has just built);

@@ -1,7 +1,10 @@
 # summarize.jq: raw.csv (one row per wrk run, header first) -> summary.json, one object per
 # (server, wrk configuration), in the run's order: medians across repetitions, min–max, the
-# ratio to the bare server's median at the same configuration, summed errors, and the peak
-# RSS of the server and of its action process ($rss: [{server, proxy_kb, action_kb}]).
+# ratios to nginx's, the Go proxy's and the bare server's medians at the same configuration
+# (null when that peer was not measured, or for the Go proxy when a run of it crashed or hung),
+# summed errors, the state ("ok", or the states of the runs that were not, e.g. "crashed"),
+# and the peak RSS of the server and of its action process ($rss: [{server, proxy_kb,
+# action_kb}]).
 def median: sort | if length == 0 then null
     elif length % 2 == 1 then .[length / 2 | floor]
     else (.[length / 2 - 1] + .[length / 2]) / 2 end;
@@ -18,14 +21,20 @@ split("\n") | map(select(length > 0) | split(",")) | .[0] as $head
       etags_s: (map(.req_s * .batch) | median),
       etags_s_min: (map(.req_s * .batch) | min), etags_s_max: (map(.req_s * .batch) | max),
       errors: (map(.socket_errors + .status_errors) | add),
-      requests: (map(.requests) | add)}
+      requests: (map(.requests) | add),
+      state: (map(.state // "ok" | select(. != "ok")) | unique
+              | if length == 0 then "ok" else join(", ") end),
+      bad_runs: (map(select((.state // "ok") != "ok")) | length)}
    + ([["min_us", "p1_us", "p10_us", "p25_us", "p50_us", "p75_us", "p90_us", "p99_us",
         "p999_us", "max_us"][] as $k | {($k): ($g | map(.[$k]) | median)}] | add)
    + (($rss | map(select(.server == $f.server)) | first) // {} | {proxy_kb, action_kb})]
 | sort_by([.threads, .connections, .order])
 | . as $all
-| map(. as $r
-      | ($all | map(select(.server == "bare" and .threads == $r.threads
-                            and .connections == $r.connections)) | first) as $bare
-      | . + {ratio_bare: (if $bare then $r.req_s / $bare.req_s else null end)})
+# ratio($peer): this row's median req/s over $peer's at the same configuration, or null.
+| def ratio($peer): . as $r
+    | ($all | map(select(.server == $peer and .threads == $r.threads
+                         and .connections == $r.connections and .state == "ok"
+                         and .req_s > 0)) | first) as $p
+    | if $p then $r.req_s / $p.req_s else null end;
+  map(. + {ratio_nginx: ratio("nginx"), ratio_go: ratio("go"), ratio_bare: ratio("bare")})
 | sort_by([.order, .connections])
