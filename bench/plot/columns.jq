@@ -1,5 +1,6 @@
 # columns.jq: summary.json -> a gnuplot table, header "config <labels...>", then one row per
-# wrk configuration with $field of each server (NaN when missing or 0). $batches: only the servers
+# wrk configuration with $field of each server (NaN, not drawn, when missing, 0, or
+# from a server that crashed or hung in a run). $batches: only the servers
 # that take ETag batches (the monitor).
 [.[] | select(if $batches then .batch > 0 else true end)] as $rows
 | ($rows | unique_by(.order) | map(.label)) as $labels
@@ -7,6 +8,7 @@
   ($rows | group_by([.threads, .connections])[]
    | . as $g
    | (["\"-t\(.[0].threads) -c\(.[0].connections)\""]
-      + ($labels | map(. as $l | ($g | map(select(.label == $l)) | first | .[$field])
-                       | if . != null and . > 0 then tostring else "NaN" end)))
+      + ($labels | map(. as $l | ($g | map(select(.label == $l)) | first)
+                       | if . != null and (.state // "ok") == "ok" and .[$field] > 0
+                         then .[$field] | tostring else "NaN" end)))
    | join(" "))

@@ -25,7 +25,7 @@ def wrk: "-t\(.threads) -c\(.connections)";
   def ratios: "\(.ratio_nginx | times) nginx" + if $has_go then " · \(.ratio_go | times) Go" else "" end;
   def cell: if . == null then "—"
     elif .state != "ok" then
-      "**crashed/hung** (\(.state) after \(.bad_runs) of \(.reps) runs) · \(.req_s | commas) req/s"
+      "**crashed/hung** (\(.state) in \(.bad_runs) of \(.reps) runs) · \(.req_s | commas) req/s"
       + " · \(.errors | commas) errors"
     else "\(.req_s | commas) req/s · \(ratios) · p50 \(.p50_us | commas) / p99 \(.p99_us | commas) µs"
       + " · \(.errors | commas) errors"
