@@ -54,10 +54,13 @@ start_go() {
     wait_port "$GO_PORT" && init_file "$GO_PORT" "$zip" binary
 }
 
-# stop_go: stops the Go proxy started last (and so its action) and forgets its pid.
+# stop_go: stops the Go proxy started last (and so its action, whose stdin closes) and forgets
+# its pid: SIGTERM, and SIGKILL when it is still there 5 s later.
 stop_go() {
     local keep=() pid
     kill "$GO_PID" 2> /dev/null || true
+    for _ in $(seq 50); do kill -0 "$GO_PID" 2> /dev/null || break; sleep 0.1; done
+    kill -KILL "$GO_PID" 2> /dev/null || true
     wait "$GO_PID" 2> /dev/null || true
     for pid in "${PIDS[@]}"; do [ "$pid" = "$GO_PID" ] || keep+=("$pid"); done
     PIDS=("${keep[@]}")
