@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The peers bench/run measures us against (sourced after lib.sh):
 #   nginx   one worker answering POST /run with the hello's JSON from nginx.conf: the HTTP
 #           ceiling of the machine, no action behind it
