@@ -1,7 +1,7 @@
 # summarize.jq: raw.csv (one row per wrk run, header first) -> summary.json, one object per
 # (server, wrk configuration), in the run's order: medians across repetitions, min–max, the
 # ratios to nginx's, the Go proxy's and the bare server's medians at the same configuration
-# (null when that peer was not measured, or for the Go proxy when a run of it crashed or hung),
+# (null when that peer was not measured, or when a run of it crashed, hung or erred),
 # summed errors, the state ("ok", or the states of the runs that were not, e.g. "crashed"),
 # and the peak RSS of the server and of its action process ($rss: [{server, proxy_kb,
 # action_kb}]).
@@ -30,11 +30,13 @@ split("\n") | map(select(length > 0) | split(",")) | .[0] as $head
    + (($rss | map(select(.server == $f.server)) | first) // {} | {proxy_kb, action_kb})]
 | sort_by([.threads, .connections, .order])
 | . as $all
-# ratio($peer): this row's median req/s over $peer's at the same configuration, or null.
+# ratio($peer): this row's median req/s over $peer's at the same configuration, or null when
+# $peer was not measured there or did not get through cleanly (crashed, hung, or any error: a
+# Go proxy whose connections stall behind a lost answer still answers the check afterwards).
 | def ratio($peer): . as $r
     | ($all | map(select(.server == $peer and .threads == $r.threads
                          and .connections == $r.connections and .state == "ok"
-                         and .req_s > 0)) | first) as $p
+                         and .errors == 0 and .req_s > 0)) | first) as $p
     | if $p then $r.req_s / $p.req_s else null end;
   map(. + {ratio_nginx: ratio("nginx"), ratio_go: ratio("go"), ratio_bare: ratio("bare")})
 | sort_by([.order, .connections])

@@ -66,7 +66,7 @@ def wrk: "-t\(.threads) -c\(.connections)";
   (at("cpp"; 1; 1) as $c1 | at("cpp"; 1; 8) as $c8 | at("cpp"; 2; 64) as $c64
    | at("c"; 1; 1) as $ours_c | at("go"; 1; 1) as $go1
    | def vs_go: if $c1.ratio_go == null
-         then if $has_go then "n/a (the Go proxy crashed or hung at -c1)" else "n/a (Go not measured)" end
+         then if $has_go then "n/a (the Go proxy crashed, hung or erred at -c1)" else "n/a (Go not measured)" end
          else "\($c1.ratio_go | times) Go (≥ 1.15×: \(verdict($c1.ratio_go >= 1.15)))" end;
      def vs_nginx($r; $min): if $r.ratio_nginx == null then "n/a"
          else "\($r.ratio_nginx | times) nginx (≥ \($min)×: \(verdict($r.ratio_nginx >= $min)))" end;
@@ -76,7 +76,7 @@ def wrk: "-t\(.threads) -c\(.connections)";
      ([$c8, $c64][] | "- C++ hello at \(wrk): \(.ratio_nginx | times) nginx, \(.errors | commas) errors, p99 \(
          .p99_us | commas) µs (target ≥ 0.5×, 0 errors): \(
          verdict(.ratio_nginx != null and .ratio_nginx >= 0.5 and .errors == 0 and .state == "ok"))"),
-     (if $has_go and $ours_c != null and $go1 != null and $go1.state == "ok" then
+     (if $has_go and $ours_c != null and $ours_c.ratio_go != null then
         "- the proxies alone (the same C hello behind each) at -t1 -c1: ours \($ours_c.ratio_go | times) Go"
       else empty end),
      (at("monitor-\($batch)"; 1; 8) // empty
