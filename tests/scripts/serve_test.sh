@@ -10,7 +10,7 @@ work=$(mktemp -d)
 serve_pid=
 stop() {
     if [ -n "$serve_pid" ]; then
-        kill -INT -- "-$serve_pid" 2> /dev/null || true
+        kill -TERM -- "-$serve_pid" 2> /dev/null || true
         wait "$serve_pid" 2> /dev/null || true
         serve_pid=
     fi
