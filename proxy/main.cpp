@@ -57,15 +57,18 @@ void check_compilable(const settings& config, const std::string& payload) {
 int offline_compile(action_proxy& proxy, const settings& config) {
     std::string payload((std::istreambuf_iterator<char>(std::cin)),
                         std::istreambuf_iterator<char>());
+    std::string env;
     try {
-        const std::string env = compile_env(config);
+        env = compile_env(config);
+    } catch (const std::invalid_argument& e) {
+        go_log(e.what());
+        return 2;  // a usage error, like a bad flag
+    }
+    try {
         check_compilable(config, payload);
         std::string zip = proxy.compile_to_zip(payload, *config.compile_main, env);
         write_stdout(zip);
         return 0;
-    } catch (const std::invalid_argument& e) {
-        go_log(e.what());
-        return 2;
     } catch (const std::exception& e) {
         go_log(e.what());
         return 1;
