@@ -56,8 +56,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt/* /var/log/dpkg.log
 COPY --from=build /out/usr/local /usr/local
 # /bin/proxy and /bin/compile are links: compile finds include/ and lib/ from its real path.
-# The precompiled header is rebuilt by this stage's g++, the one that will use it (GCC
-# ignores a .gch made by any other build of the compiler).
+# The precompiled headers (-O1, and -O2 for ACTIONLOOP_CXXFLAGS=-O2) are rebuilt by this
+# stage's g++, the one that will use them (GCC ignores a .gch made by any other build of it).
 RUN ln -s /usr/local/bin/proxy /bin/proxy \
  && ln -s /usr/local/bin/compile /bin/compile \
- && /usr/local/bin/compile --make-pch /usr/local/lib/actionloop/pch
+ && /usr/local/bin/compile --make-pch /usr/local/lib/actionloop/pch 1 \
+ && /usr/local/bin/compile --make-pch /usr/local/lib/actionloop/pch-O2 2

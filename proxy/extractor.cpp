@@ -8,6 +8,7 @@
 // it refuses the prefixed absolute names; our own check refuses absolute names instead), creating
 // missing parent folders 0755 and counting the bytes actually written.
 #include "extractor.hpp"
+#include "settings.hpp"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -32,7 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uint64_t DEFAULT_MAX_EXTRACT_BYTES = std::uint64_t{1} << 30;
 constexpr std::size_t MAX_ENTRIES = 100000;
 constexpr int MAX_SYMLINK_HOPS = 40;  // Linux MAXSYMLINKS
 constexpr std::size_t HEAD_BYTES = 64;
@@ -104,16 +104,8 @@ std::string libarchive_message(archive* a) {
                         libarchive_message(a));
 }
 
-// OW_MAX_EXTRACT_BYTES, read at each call: a positive decimal number, else the 1 GiB default.
-std::uint64_t max_extract_bytes() {
-    const char* text = std::getenv("OW_MAX_EXTRACT_BYTES");
-    if (text == nullptr || *text < '0' || *text > '9') return DEFAULT_MAX_EXTRACT_BYTES;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long value = std::strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0' || value == 0) return DEFAULT_MAX_EXTRACT_BYTES;
-    return value;
-}
+// OW_MAX_EXTRACT_BYTES, read at each call through settings (1 GiB by default).
+std::uint64_t max_extract_bytes() { return max_extract_bytes_now(); }
 
 void add_bytes(std::uint64_t& total, std::uint64_t more, std::uint64_t max) {
     if (more > max - total) {

@@ -6,11 +6,14 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <stdexcept>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "action_proxy.hpp"
+#include "extractor.hpp"
 #include "logging.hpp"
 #include "reaper.hpp"
 #include "server.hpp"
@@ -21,11 +24,49 @@ namespace {
 
 using namespace actionloop;
 
+// -env JSON for -compile, with ACTIONLOOP_CXXFLAGS from the shell unless -env sets it.
+// Throws std::invalid_argument on JSON that is not an object.
+std::string compile_env(const settings& config) {
+    nlohmann::json env = nlohmann::json::object();
+    if (!config.env_json.empty()) {
+        env = nlohmann::json::parse(config.env_json, nullptr, false);
+        if (!env.is_object()) {
+            throw std::invalid_argument("-env must be a JSON object, e.g. "
+                                        "'{\"ACTIONLOOP_CXXFLAGS\":\"-O2\"}'; got: " +
+                                        config.env_json);
+        }
+    }
+    if (!config.cxxflags.empty() && !env.contains("ACTIONLOOP_CXXFLAGS")) {
+        env["ACTIONLOOP_CXXFLAGS"] = config.cxxflags;
+    }
+    return env.dump();
+}
+
+// Without a compiler, only what runs as is can be packed (upstream would zip a C++ source
+// as `exec`, which then fails at /init).
+void check_compilable(const settings& config, const std::string& payload) {
+    if (!config.compiler.empty() || payload.empty()) return;
+    const payload_kind kind = detect_kind(payload);
+    if (kind == payload_kind::zip || kind == payload_kind::gzip || is_runnable(payload)) return;
+    throw std::runtime_error(
+        "proxy -compile: stdin is not an executable or a #! script, and OW_COMPILER is not "
+        "set; set it to the compile script, e.g. OW_COMPILER=/bin/compile (in the image) or "
+        "OW_COMPILER=PREFIX/bin/compile");
+}
+
 int offline_compile(action_proxy& proxy, const settings& config) {
     std::string payload((std::istreambuf_iterator<char>(std::cin)),
                         std::istreambuf_iterator<char>());
+    std::string env;
     try {
-        std::string zip = proxy.compile_to_zip(payload, *config.compile_main, config.env_json);
+        env = compile_env(config);
+    } catch (const std::invalid_argument& e) {
+        go_log(e.what());
+        return 2;  // a usage error, like a bad flag
+    }
+    try {
+        check_compilable(config, payload);
+        std::string zip = proxy.compile_to_zip(payload, *config.compile_main, env);
         write_stdout(zip);
         return 0;
     } catch (const std::exception& e) {
@@ -61,9 +102,9 @@ int serve(action_proxy& proxy, const settings& config) {
     start_reaper();
     httplib::Server server;
     configure_server(server, proxy);
-    spdlog::debug("listening on port {}", config.port);
-    if (!listen_on(server, "0.0.0.0", config.port)) {
-        spdlog::critical("cannot listen on port {}", config.port);
+    spdlog::debug("listening on {}:{}", config.host, config.port);
+    if (!listen_on(server, config.host, config.port)) {
+        spdlog::critical("cannot listen on {}:{}", config.host, config.port);
         return 1;
     }
     return 0;
@@ -79,6 +120,10 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
         std::cerr << e.what() << std::endl;
         return 2;
+    }
+    if (config.help) {
+        std::cout << help_text();
+        return 0;
     }
     if (config.version) {
         std::cout << "OpenWhisk ActionLoop Proxy v" << ACTIONLOOP_VERSION

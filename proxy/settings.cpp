@@ -1,12 +1,65 @@
-// Settings from the command line and the environment.
+// Settings from the command line and the environment, and the help that lists them all.
 #include "settings.hpp"
 
+#include <cerrno>
 #include <cstdlib>
+#include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <string_view>
 
 namespace actionloop {
 namespace {
+
+constexpr std::uint64_t DEFAULT_MAX_EXTRACT_BYTES = std::uint64_t{1} << 30;  // 1 GiB
+
+struct knob {
+    const char* name;           // a flag with its argument, or an environment variable
+    const char* default_value;
+    const char* meaning;
+};
+
+// The one list of what the proxy reads; help_text() prints it, the README's table mirrors it.
+const knob FLAGS[] = {
+    {"-port N", "8080", "TCP port to listen on (1..65535)"},
+    {"-host ADDR", "0.0.0.0", "address to listen on (all interfaces; 127.0.0.1: loopback only); "
+                              "also OW_HOST"},
+    {"-debug", "off", "verbose logs, a second /init allowed, failed action dirs kept"},
+    {"-compile MAIN", "", "offline compile: a source file or zip on stdin, a zip of the built "
+                          "action on stdout (needs OW_COMPILER for sources)"},
+    {"-env JSON", "{}", "with -compile: the /init env the compiler sees, e.g. "
+                        "'{\"ACTIONLOOP_CXXFLAGS\":\"-O2\"}'"},
+    {"-version", "", "print the version and exit"},
+    {"-h, -help", "", "print this help and exit"},
+};
+
+const knob VARIABLES[] = {
+    {"OW_COMPILER", "empty", "compile script run at /init for sources (compile MAIN SRC BIN); "
+                             "empty: no compilation"},
+    {"OW_WAIT_FOR_ACK", "empty", "wait for the action's {\"ok\":true} on fd 3 at start"},
+    {"OW_EXECUTION_ENV", "empty", "bin/exec.env must hold this value, else the start fails"},
+    {"OW_LOG_INIT_ERROR", "empty", "init errors go to stderr with sentinels; the answer is "
+                                   "generic"},
+    {"OW_SAVE_JAR", "empty", "a jar upload is saved whole as src/<this name> instead of "
+                             "being unpacked (for a Java compiler)"},
+    {"OW_HOST", "0.0.0.0", "address to listen on when -host is not given"},
+    {"OW_MAX_BODY_BYTES", "52428800", "larger request bodies get 413"},
+    {"OW_MAX_ANSWER_BYTES", "52428800", "a longer action answer line gets 502 and a restart"},
+    {"OW_MAX_EXTRACT_BYTES", "1073741824", "an archive expanding to more gets 502 at /init"},
+    {"OW_DEADLINE_GRACE_MS", "100", "time past a /run's deadline before the action is "
+                                    "stopped (502) and restarted"},
+    {"OW_ACK_TIMEOUT_MS", "60000", "how long to wait for the ack"},
+    {"OW_COMPILE_TIMEOUT_MS", "300000", "how long the compiler may run"},
+    {"OW_THREADS", "64", "HTTP worker threads"},
+    {"OW_PIPELINE", "on", "pipelined /runs for actions that accept them; 0 turns it off"},
+    {"SPDLOG_LEVEL", "warn", "the proxy's own diagnostics on stderr (-debug: debug)"},
+    {"ACTIONLOOP_CXXFLAGS", "empty", "extra flags for compile (e.g. -O2): in /init's env, or "
+                                     "in the shell for -compile"},
+    {"__OW_*", "", "passed whole to the action and the compiler"},
+};
+
+const char* const USAGE =
+    "usage: proxy [-port N] [-host ADDR] [-debug] [-version] [-compile MAIN [-env JSON]] [-h]";
 
 std::string env_string(const char* name) {
     const char* value = std::getenv(name);
@@ -27,8 +80,17 @@ T env_number(const char* name, T fallback) {
     }
 }
 
-const char* const USAGE =
-    "usage: proxy [-port N] [-debug] [-version] [-compile MAIN] [-env JSON]";
+// A whole decimal port number in 1..65535 (std::stoi would take "80x" as 80).
+int parse_port(const std::string& text) {
+    const bool digits = !text.empty() && text.size() <= 5 &&
+                        text.find_first_not_of("0123456789") == std::string::npos;
+    const int port = digits ? std::stoi(text) : 0;
+    if (port < 1 || port > 65535) {
+        throw std::invalid_argument("invalid -port '" + text + "': a number from 1 to 65535\n" +
+                                    USAGE);
+    }
+    return port;
+}
 
 std::string_view flag_name(std::string_view arg) {
     if (arg.substr(0, 2) == "--") return arg.substr(2);
@@ -36,31 +98,44 @@ std::string_view flag_name(std::string_view arg) {
     return {};
 }
 
-void parse_flags(int argc, char** argv, settings& s) {
+void parse_flags(int argc, char** argv, settings& s, bool& host_given) {
     for (int i = 1; i < argc; ++i) {
         std::string_view name = flag_name(argv[i]);
         auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw std::invalid_argument(std::string(USAGE));
+            if (i + 1 >= argc) {
+                throw std::invalid_argument("flag needs an argument: " + std::string(argv[i]) +
+                                            "\n" + USAGE);
+            }
             return argv[++i];
         };
         if (name == "debug") {
             s.debug = true;
         } else if (name == "version") {
             s.version = true;
+        } else if (name == "h" || name == "help") {
+            s.help = true;
         } else if (name == "compile") {
             s.compile_main = value();
         } else if (name == "env") {
             s.env_json = value();
         } else if (name == "port") {
-            std::string text = value();
-            try {
-                s.port = std::stoi(text);
-            } catch (const std::exception&) {
-                throw std::invalid_argument("invalid -port '" + text + "'\n" + USAGE);
-            }
+            s.port = parse_port(value());
+        } else if (name == "host") {
+            s.host = value();
+            host_given = true;
         } else {
             throw std::invalid_argument("unknown flag '" + std::string(argv[i]) + "'\n" + USAGE);
         }
+    }
+}
+
+void append_rows(std::string& out, const knob* begin, const knob* end) {
+    for (const knob* k = begin; k != end; ++k) {
+        std::string line = "  " + std::string(k->name);
+        line.resize(std::max<size_t>(line.size() + 1, 25), ' ');
+        std::string def = *k->default_value != '\0' ? std::string("[") + k->default_value + "] "
+                                                    : std::string();
+        out += line + def + k->meaning + "\n";
     }
 }
 
@@ -68,7 +143,9 @@ void parse_flags(int argc, char** argv, settings& s) {
 
 settings load_settings(int argc, char** argv) {
     settings s;
-    parse_flags(argc, argv, s);
+    bool host_given = false;
+    parse_flags(argc, argv, s, host_given);
+    if (!host_given && !env_string("OW_HOST").empty()) s.host = env_string("OW_HOST");
     s.compiler = env_string("OW_COMPILER");
     s.wait_for_ack = env_string("OW_WAIT_FOR_ACK");
     s.execution_env = env_string("OW_EXECUTION_ENV");
@@ -76,6 +153,7 @@ settings load_settings(int argc, char** argv) {
     s.save_jar = env_string("OW_SAVE_JAR");
     s.max_body_bytes = env_number("OW_MAX_BODY_BYTES", s.max_body_bytes);
     s.max_answer_bytes = env_number("OW_MAX_ANSWER_BYTES", s.max_answer_bytes);
+    s.max_extract_bytes = max_extract_bytes_now();
     s.deadline_grace_ms = env_number("OW_DEADLINE_GRACE_MS", s.deadline_grace_ms);
     s.ack_timeout_ms = env_number("OW_ACK_TIMEOUT_MS", s.ack_timeout_ms);
     s.compile_timeout_ms = env_number("OW_COMPILE_TIMEOUT_MS", s.compile_timeout_ms);
@@ -83,7 +161,30 @@ settings load_settings(int argc, char** argv) {
     if (s.threads == 0) s.threads = 1;
     const std::string pipeline = env_string("OW_PIPELINE");
     s.pipeline = !(pipeline == "0" || pipeline == "false" || pipeline == "off");
+    s.cxxflags = env_string("ACTIONLOOP_CXXFLAGS");
     return s;
+}
+
+std::uint64_t max_extract_bytes_now() {
+    const std::string text = env_string("OW_MAX_EXTRACT_BYTES");
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+        return DEFAULT_MAX_EXTRACT_BYTES;
+    }
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+    if (errno != 0 || *end != '\0' || value == 0) return DEFAULT_MAX_EXTRACT_BYTES;
+    return value;
+}
+
+std::string help_text() {
+    std::string out = std::string(USAGE) + "\n\n" +
+                      "The ActionLoop proxy of actionloop-cpp: POST /init and /run on the port.\n"
+                      "Flags (single or double dash) [default]:\n";
+    append_rows(out, std::begin(FLAGS), std::end(FLAGS));
+    out += "Environment [default]:\n";
+    append_rows(out, std::begin(VARIABLES), std::end(VARIABLES));
+    return out;
 }
 
 }  // namespace actionloop

@@ -1,7 +1,10 @@
-// Settings: the command line (upstream's flags plus -port) and the OW_* environment.
+// Settings: the command line (upstream's flags plus -port, -host, -help) and every
+// environment variable the proxy reads. help_text() (`proxy -h`) and the README's table list
+// the same names and defaults; a test keeps them in step.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -9,9 +12,11 @@ namespace actionloop {
 
 struct settings {
     // Command line.
-    int port = 8080;
+    int port = 8080;             // -port N (1..65535)
+    std::string host = "0.0.0.0";  // -host ADDR, else OW_HOST: the address to listen on
     bool debug = false;          // -debug: verbose logs, re-init allowed, failed dirs kept
     bool version = false;        // -version
+    bool help = false;           // -h, -help
     std::optional<std::string> compile_main;  // -compile MAIN
     std::string env_json;        // -env JSON (with -compile)
 
@@ -25,16 +30,25 @@ struct settings {
     // Ours (documented in the README).
     size_t max_body_bytes = 50u << 20;     // OW_MAX_BODY_BYTES
     size_t max_answer_bytes = 50u << 20;   // OW_MAX_ANSWER_BYTES
+    std::uint64_t max_extract_bytes = 1ull << 30;  // OW_MAX_EXTRACT_BYTES (1 GiB)
     int deadline_grace_ms = 100;           // OW_DEADLINE_GRACE_MS
     int ack_timeout_ms = 60000;            // OW_ACK_TIMEOUT_MS
     int compile_timeout_ms = 300000;       // OW_COMPILE_TIMEOUT_MS
     size_t threads = 64;                   // OW_THREADS (HTTP worker threads)
     bool pipeline = true;                  // OW_PIPELINE=0 turns pipelining off
+    std::string cxxflags;                  // ACTIONLOOP_CXXFLAGS (for -compile)
     std::string action_dir = "action";     // where action/N/{src,bin} live (cwd-relative)
 };
 
 /// Parses argv (single or double dash) and the environment. Throws std::invalid_argument
-/// with a usage message on a bad flag.
+/// with the reason and the usage line on a bad flag or a bad number.
 settings load_settings(int argc, char** argv);
+
+/// OW_MAX_EXTRACT_BYTES, read now: a positive decimal number, else the 1 GiB default (the
+/// extractor reads it at each archive, so a test or fuzzer can change it in-process).
+std::uint64_t max_extract_bytes_now();
+
+/// `proxy -h`: every flag and environment variable with its default and meaning.
+std::string help_text();
 
 }  // namespace actionloop

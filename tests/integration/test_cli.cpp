@@ -1,6 +1,17 @@
-// The proxy's command line: -version and the offline -compile mode (reference B.8, C.4).
+// The command lines: the proxy's flags (-version, -h, -port, -host, -compile, -env) and the
+// `compile` script's (--help, its errors in the user's names, the -O levels).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <doctest/doctest.h>
 
+#include <regex>
+#include <set>
+
+#include "archive_builder.hpp"
+#include "expectations.hpp"
 #include "process_tools.hpp"
 #include "proxy_process.hpp"
 #include "test_util.hpp"
@@ -14,6 +25,48 @@ command_result proxy_command(const std::vector<std::string>& args, const std::st
     std::vector<std::string> argv{ACTIONLOOP_PROXY_BIN};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv, input, env, cwd.path(), std::chrono::seconds(120));
+}
+
+const std::string COMPILE = std::string(ACTIONLOOP_BINARY_DIR) + "/stage/bin/compile";
+
+const char* const HELLO_CPP =
+    "nlohmann::json main(nlohmann::json args) {\n"
+    "    return {{\"greeting\", \"Hello, \" + args.value(\"name\", std::string(\"x\"))}};\n"
+    "}\n";
+
+// Runs `compile MAIN src bin` in a fresh dir holding `files` under src/.
+command_result compile_sources(const std::string& main,
+                               const std::vector<std::pair<std::string, std::string>>& files,
+                               const temp_dir& cwd, env_map env = path_only_env()) {
+    for (const auto& [name, text] : files) {
+        fs::create_directories((cwd.path() / "src" / name).parent_path());
+        write_file(cwd.path() / "src" / name, text);
+    }
+    fs::create_directories(cwd.path() / "bin");
+    return run_command({COMPILE, main, "src", "bin"}, "", env, cwd.path(),
+                       std::chrono::seconds(300));
+}
+
+// Whether something accepts a TCP connection on ADDRESS:port.
+bool accepts_on(const char* address, int port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    ::inet_pton(AF_INET, address, &addr.sin_addr);
+    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    return ok;
+}
+
+// The environment variable names `proxy -h` lists (OW_*, ACTIONLOOP_*, SPDLOG_*).
+std::set<std::string> help_variables(const std::string& help) {
+    std::set<std::string> names;
+    const std::regex row(R"(^  ((OW|ACTIONLOOP|SPDLOG)_[A-Z_]+) )", std::regex::multiline);
+    for (std::sregex_iterator it(help.begin(), help.end(), row), end; it != end; ++it) {
+        names.insert((*it)[1]);
+    }
+    return names;
 }
 
 }  // namespace
@@ -71,4 +124,179 @@ TEST_CASE("cli: a second proxy on a port already in use exits with an error") {
     CHECK_FALSE(second.timed_out);  // it did not share the port (no SO_REUSEPORT)
     CHECK(second.exit_code != 0);
     CHECK(first.running());
+}
+
+TEST_CASE("cli: -h, -help and --help print every flag and variable with its default") {
+    temp_dir cwd;
+    for (const std::string flag : {"-h", "-help", "--help"}) {
+        INFO("flag: " << flag);
+        const command_result result = proxy_command({flag}, "", cwd);
+        CHECK(result.exit_code == 0);
+        CHECK(result.err.empty());
+        for (const char* name : {"-port N", "-host ADDR", "-debug", "-compile MAIN", "-env JSON",
+                                 "-version", "OW_COMPILER", "OW_SAVE_JAR", "OW_MAX_EXTRACT_BYTES",
+                                 "OW_HOST", "ACTIONLOOP_CXXFLAGS", "[8080]", "[0.0.0.0]",
+                                 "[1073741824]", "[52428800]"}) {
+            CHECK_MESSAGE(contains(result.out, name), name);
+        }
+    }
+}
+
+TEST_CASE("cli: the README's settings table has every variable of proxy -h, with its default") {
+    temp_dir cwd;
+    const std::string help = proxy_command({"-h"}, "", cwd).out;
+    const std::string readme = read_file(fs::path(ACTIONLOOP_SOURCE_DIR) / "README.md");
+    const std::set<std::string> names = help_variables(help);
+    CHECK(names.size() >= 16);
+    for (const std::string& name : names) {
+        INFO("variable: " << name);
+        const std::size_t row = readme.find("\n| `" + name + "` |");
+        REQUIRE(row != std::string::npos);
+        const std::string line = readme.substr(row + 1, readme.find('\n', row + 1) - row - 1);
+        const std::size_t at = help.find("  " + name + " ");
+        const std::string help_line = help.substr(at, help.find('\n', at) - at);
+        const std::smatch found = [&] {
+            std::smatch m;
+            std::regex_search(help_line, m, std::regex(R"(\[([^\]]*)\])"));
+            return m;
+        }();
+        REQUIRE(found.size() == 2);
+        CHECK_MESSAGE(contains(line, "| " + found[1].str() + " |"), line);
+    }
+}
+
+TEST_CASE("cli: a port out of range or not a number is a usage error, exit status 2") {
+    temp_dir cwd;
+    for (const std::string port : {"99999", "65536", "0", "-1", "abc", "80x", ""}) {
+        INFO("-port '" << port << "'");
+        const command_result result = proxy_command({"-port", port}, "", cwd);
+        CHECK_FALSE(result.timed_out);
+        CHECK(result.exit_code == 2);
+        CHECK(contains(result.err, "invalid -port '" + port + "': a number from 1 to 65535"));
+        CHECK(contains(result.err, "usage: proxy"));
+    }
+    const command_result missing = proxy_command({"-port"}, "", cwd);
+    CHECK(missing.exit_code == 2);
+    CHECK(contains(missing.err, "flag needs an argument: -port"));
+}
+
+TEST_CASE("cli: -host and OW_HOST choose the listening address, by default every one") {
+    // 127.0.0.2 is another loopback address: a proxy bound to 127.0.0.1 does not answer there.
+    proxy_process all;
+    CHECK(accepts_on("127.0.0.2", all.port()));
+    proxy_options by_flag;
+    by_flag.args = {"-host", "127.0.0.1"};
+    proxy_process flag(by_flag);
+    CHECK(accepts_on("127.0.0.1", flag.port()));
+    CHECK_FALSE(accepts_on("127.0.0.2", flag.port()));
+    proxy_options by_env;
+    by_env.env["OW_HOST"] = "127.0.0.1";
+    proxy_process env(by_env);
+    CHECK_FALSE(accepts_on("127.0.0.2", env.port()));
+    CHECK(accepts_on("127.0.0.1", env.port()));
+}
+
+TEST_CASE("cli: -compile of a C++ source without OW_COMPILER fails and says what to set") {
+    temp_dir cwd;
+    const command_result result = proxy_command({"-compile", "main"}, HELLO_CPP, cwd);
+    CHECK(result.exit_code == 1);
+    CHECK(result.out.empty());
+    CHECK(contains(result.err, "OW_COMPILER is not set"));
+}
+
+TEST_CASE("cli: -env that is not a JSON object is a usage error") {
+    temp_dir cwd;
+    const command_result result =
+        proxy_command({"-compile", "main", "-env", "{not json"}, "#!/bin/sh\n", cwd);
+    CHECK(result.exit_code == 2);
+    CHECK(result.out.empty());
+    CHECK(contains(result.err, "-env must be a JSON object"));
+}
+
+TEST_CASE("cli: -compile passes ACTIONLOOP_CXXFLAGS from the shell to the compiler, and -env wins") {
+    temp_dir cwd;
+    // A compiler that builds an action whose exec prints the flags it was given.
+    const fs::path compiler = cwd.path() / "flags_compile.sh";
+    write_file(compiler,
+               "#!/bin/bash\nprintf '#!/bin/sh\\necho \"%s\"\\n' \"$ACTIONLOOP_CXXFLAGS\" > $3/exec\n"
+               "chmod 755 $3/exec\n",
+               fs::perms(0755));
+    env_map env = path_only_env();
+    env["OW_COMPILER"] = compiler.string();
+    env["ACTIONLOOP_CXXFLAGS"] = "-O2";
+    auto exec_of = [&](const std::vector<std::string>& args) {
+        const command_result result = proxy_command(args, HELLO_CPP, cwd, env);
+        REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+        write_file(cwd.path() / "out.zip", result.out);
+        return run_command({"unzip", "-p", (cwd.path() / "out.zip").string(), "exec"}, "",
+                           path_only_env(), cwd.path())
+            .out;
+    };
+    CHECK(exec_of({"-compile", "main"}) == "#!/bin/sh\necho \"-O2\"\n");
+    CHECK(exec_of({"-compile", "main", "-env", R"({"ACTIONLOOP_CXXFLAGS":"-O3"})"}) ==
+          "#!/bin/sh\necho \"-O3\"\n");
+}
+
+TEST_CASE("compile: --help names the program and its arguments") {
+    temp_dir cwd;
+    for (const std::string flag : {"-h", "--help"}) {
+        const command_result result =
+            run_command({COMPILE, flag}, "", path_only_env(), cwd.path());
+        CHECK(result.exit_code == 0);
+        CHECK(result.out.rfind("usage: compile MAIN SRC_DIR BIN_DIR\n", 0) == 0);
+        CHECK(contains(result.out, "ACTIONLOOP_CXXFLAGS"));
+    }
+    const command_result wrong = run_command({COMPILE, "main"}, "", path_only_env(), cwd.path());
+    CHECK(wrong.exit_code == 1);
+    CHECK(wrong.out.rfind("usage: compile MAIN SRC_DIR BIN_DIR\n", 0) == 0);
+}
+
+TEST_CASE("compile: an entry point missing from the sources is named, before compiling") {
+    temp_dir cwd;
+    const command_result result = compile_sources("greet", {{"exec", HELLO_CPP}}, cwd);
+    CHECK(result.exit_code == 1);
+    CHECK(result.out ==
+          "compile: no function 'greet' found in the sources; define\n"
+          "  nlohmann::json greet(nlohmann::json args)\n"
+          "or give the name of your entry point as the action's main (wsk --main NAME)\n");
+    CHECK_FALSE(fs::exists(cwd.path() / "bin" / "exec"));
+}
+
+TEST_CASE("compile: errors name the user's files and functions, not the build's") {
+    temp_dir single;
+    const command_result one = compile_sources(
+        "greet", {{"exec", "nlohmann::json greet(nlohmann::json args) {\n  return args.nope();\n}\n"}},
+        single);
+    CHECK(one.exit_code == 1);
+    INFO("single file: " << one.out);
+    CHECK(contains(one.out, "action.cpp:2:"));
+    CHECK(contains(one.out, "greet("));
+    for (const char* build_name : {"src/exec", "actionloop_main", "json_abi_v", ".entry.h"}) {
+        CHECK_MESSAGE(!contains(one.out, build_name), build_name);
+    }
+    temp_dir zip;
+    const command_result many = compile_sources(
+        "main",
+        {{"main.cpp", "#include \"lib/util.hpp\"\nnlohmann::json main(nlohmann::json a) {\n"
+                      "  return util(a);\n}\n"},
+         {"lib/util.hpp", "nlohmann::json util(nlohmann::json a);\n"},
+         {"lib/util.cpp", "#include \"util.hpp\"\nnlohmann::json util(nlohmann::json a) {\n"
+                          "  return a.missing_member;\n}\n"}},
+        zip);
+    CHECK(many.exit_code == 1);
+    INFO("zip: " << many.out);
+    CHECK(contains(many.out, "lib/util.cpp:3:"));
+    CHECK_FALSE(contains(many.out, "src/lib"));
+    CHECK_FALSE(contains(many.out, "json_abi_v"));
+}
+
+TEST_CASE("compile: ACTIONLOOP_CXXFLAGS=-O2 and -O3 build and run (the -O1 PCH is not used)") {
+    for (const std::string level : {"-O2", "-O3"}) {
+        INFO("ACTIONLOOP_CXXFLAGS=" << level);
+        proxy_process proxy(cpp_runtime());
+        const nlohmann::json env = {{"ACTIONLOOP_CXXFLAGS", level + " -Winvalid-pch -Werror=invalid-pch"}};
+        CHECK_REPLY(proxy.init(HELLO_CPP, "main", &env), 200, OK_BODY);
+        CHECK_REPLY(proxy.run(nlohmann::json{{"name", "O"}}), 200,
+                    "{\"greeting\":\"Hello, O\"}\n");
+    }
 }
