@@ -1,4 +1,4 @@
-// core_apply.cpp — the rules of alerts.md "Behaviour", applied to one device at a time:
+// core_apply.cpp — the rules of docs/alerts.md, "Behaviour", applied to one device at a time:
 // duplicates and stale events, hold timers, state changes and flaps, motion with region
 // sensitivity and per-region cooldown, and recipient fallback region -> device -> account.
 #include <cmath>

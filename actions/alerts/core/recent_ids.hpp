@@ -22,6 +22,8 @@ public:
     bool contains(std::uint64_t id) const;
     /// Remembers `id` (which must not be present), forgetting the oldest when full.
     void insert(std::uint64_t id);
+    /// Forgets every id, in O(size) (reset() costs O(capacity)).
+    void clear();
 
     std::size_t size() const { return count_; }
     std::size_t capacity() const { return ring_.size(); }
