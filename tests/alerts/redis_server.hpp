@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -21,7 +22,13 @@ namespace alerts::test {
 
 class redis_server {
 public:
-    explicit redis_server(bool aof = false) : aof_(aof) {
+    /// Starts a process (argv) and returns its pid; ends one (SIGKILL and reap). The
+    /// integration suites pass their tracked spawn, so that their clean-up of orphans spares it.
+    using spawner = std::function<pid_t(const std::vector<std::string>& argv)>;
+    using killer = std::function<void(pid_t)>;
+
+    explicit redis_server(bool aof = false, spawner spawn = fork_exec, killer kill = kill_reap)
+        : aof_(aof), spawn_(std::move(spawn)), kill_(std::move(kill)) {
         char tmpl[] = "/tmp/alerts-redis-XXXXXX";
         if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
         dir_ = tmpl;
@@ -44,19 +51,10 @@ public:
             "redis-server", "--port", "0", "--unixsocket", socket(), "--dir", dir_.string(),
             "--save", "", "--appendonly", aof_ ? "yes" : "no", "--appendfsync", "always",
             "--maxmemory-policy", "noeviction", "--logfile", (dir_ / "redis.log").string()};
-        pid_ = ::fork();
-        if (pid_ < 0) throw std::runtime_error("fork failed");
-        if (pid_ == 0) {
-            std::vector<char*> argv;
-            for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-            argv.push_back(nullptr);
-            ::execvp("redis-server", argv.data());
-            ::_exit(127);
-        }
+        pid_ = spawn_(args);
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
         while (!ping()) {
-            int status = 0;
-            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            if (::kill(pid_, 0) != 0) {
                 pid_ = -1;
                 throw std::runtime_error("redis-server exited at start (is it installed?)");
             }
@@ -70,9 +68,7 @@ public:
     /// Kills the server as a crash would (SIGKILL) and reaps it.
     void stop() {
         if (pid_ <= 0) return;
-        ::kill(pid_, SIGKILL);
-        int status = 0;
-        ::waitpid(pid_, &status, 0);
+        kill_(pid_);
         pid_ = -1;
         std::error_code ec;
         std::filesystem::remove(socket(), ec);
@@ -97,6 +93,24 @@ public:
         if (r) freeReplyObject(r);
         redisFree(c);
         return out;
+    }
+
+    static pid_t fork_exec(const std::vector<std::string>& args) {
+        const pid_t pid = ::fork();
+        if (pid < 0) throw std::runtime_error("fork failed");
+        if (pid == 0) {
+            std::vector<char*> argv;
+            for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+            argv.push_back(nullptr);
+            ::execvp(argv[0], argv.data());
+            ::_exit(127);
+        }
+        return pid;
+    }
+    static void kill_reap(pid_t pid) {
+        ::kill(pid, SIGKILL);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
     }
 
 private:
@@ -131,6 +145,8 @@ private:
     }
 
     bool aof_;
+    spawner spawn_;
+    killer kill_;
     std::filesystem::path dir_;
     pid_t pid_ = -1;
 };

@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <random>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "../alerts/redis_server.hpp"
+#include "archive_builder.hpp"
 #include "expectations.hpp"
 #include "proxy_process.hpp"
 #include "test_util.hpp"
@@ -128,6 +131,33 @@ const stream& generated() {
     return s;
 }
 
+// The notes in one multiset and not the other (at most 8 each), for a failure's message.
+std::string difference(const notes& got, const notes& want) {
+    std::vector<std::string> extra, missing;
+    std::set_difference(got.begin(), got.end(), want.begin(), want.end(),
+                        std::back_inserter(extra));
+    std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
+                        std::back_inserter(missing));
+    std::string out = std::to_string(extra.size()) + " extra, " +
+                      std::to_string(missing.size()) + " missing";
+    for (std::size_t i = 0; i < extra.size() && i < 8; ++i) out += "\n+ " + extra[i];
+    for (std::size_t i = 0; i < missing.size() && i < 8; ++i) out += "\n- " + missing[i];
+    return out;
+}
+
+// redis-server started through the suite's tracked spawn: stopping a proxy kills the orphans
+// the test process inherited, and Redis must not be taken for one.
+redis_server::spawner tracked_spawn() {
+    return [](const std::vector<std::string>& argv) {
+        const char* path = std::getenv("PATH");
+        return spawn_process(
+            spawn_spec{argv, env_map{{"PATH", path ? path : "/usr/bin:/bin"}}, "/tmp", {},
+                       "/dev/null", "/dev/null"});
+    };
+}
+
+void tracked_kill(pid_t pid) { terminate_and_reap(pid, std::chrono::milliseconds(0)); }
+
 json redis_env(const redis_server& server, const fs::path& config) {
     return json{{"ALERT_CONFIG", config.string()}, {"ALERT_REDIS_URL", server.url()}};
 }
@@ -143,7 +173,7 @@ TEST_CASE("alerts/redis: the generated stream holds every kind of notification")
 }
 
 TEST_CASE("alerts/redis: holds, cooldowns and ids carry over between two proxies in turn") {
-    redis_server server;
+    redis_server server(false, tracked_spawn(), tracked_kill);
     const json env = {{"ALERT_CONFIG", fixture_path("alerts/config.json").string()},
                       {"ALERT_REDIS_URL", server.url()},
                       {"ALERT_REDIS_PREFIX", "demo:"}};
@@ -184,7 +214,7 @@ TEST_CASE("alerts/redis: holds, cooldowns and ids carry over between two proxies
 
 TEST_CASE("alerts/redis: a stream sent to three proxies at random gives one process's notes") {
     const stream& s = generated();
-    redis_server server;
+    redis_server server(false, tracked_spawn(), tracked_kill);
     const json env = redis_env(server, s.config);
     std::vector<std::unique_ptr<proxy_process>> proxies;
     for (int i = 0; i < 3; ++i) proxies.push_back(start_monitor(env));
@@ -192,12 +222,12 @@ TEST_CASE("alerts/redis: a stream sent to three proxies at random gives one proc
     notes got;
     for (const std::string& b : s.batches) add_notes(got, run_text(*proxies[pick() % 3], b));
     CHECK(got.size() == s.reference.size());
-    CHECK(got == s.reference);
+    CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
 }
 
 TEST_CASE("alerts/redis: two senders racing every batch to two proxies send each note once") {
     const stream& s = generated();
-    redis_server server;
+    redis_server server(false, tracked_spawn(), tracked_kill);
     const json env = redis_env(server, s.config);
     auto a = start_monitor(env);
     auto b = start_monitor(env);
@@ -212,18 +242,21 @@ TEST_CASE("alerts/redis: two senders racing every batch to two proxies send each
         add_notes(got, from_b);
     }
     CHECK(got.size() == s.reference.size());
-    CHECK(got == s.reference);
+    CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
 }
 
 TEST_CASE("alerts/redis: a proxy killed mid-stream loses nothing") {
     const stream& s = generated();
-    redis_server server;
+    redis_server server(false, tracked_spawn(), tracked_kill);
     const json env = redis_env(server, s.config);
     auto a = start_monitor(env);
     auto b = start_monitor(env);
     notes got;
     const std::size_t half = s.batches.size() / 2;
-    for (std::size_t i = 0; i < half; ++i) add_notes(got, run_text(i % 2 ? *b : *a, s.batches[i]));
+    for (std::size_t i = 0; i < half; ++i) {
+        INFO("batch " << i);
+        add_notes(got, run_text(i % 2 ? *b : *a, s.batches[i]));
+    }
     const std::vector<pid_t> actions = b->children();
     REQUIRE(actions.size() == 1);
     REQUIRE(::kill(actions[0], SIGKILL) == 0);  // the container's process dies
@@ -232,12 +265,12 @@ TEST_CASE("alerts/redis: a proxy killed mid-stream loses nothing") {
     for (std::size_t i = half; i < s.batches.size(); ++i) {
         add_notes(got, run_text(i % 2 ? *b : *a, s.batches[i]));
     }
-    CHECK(got == s.reference);
+    CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
 }
 
 TEST_CASE("alerts/redis: Redis stopped mid-stream: errors answered, nothing lost on re-send") {
     const stream& s = generated();
-    redis_server server(true);  // append-only file, fsync always
+    redis_server server(true, tracked_spawn(), tracked_kill);  // append-only, fsync always
     const json env = redis_env(server, s.config);
     auto a = start_monitor(env);
     auto b = start_monitor(env);
@@ -261,7 +294,7 @@ TEST_CASE("alerts/redis: Redis stopped mid-stream: errors answered, nothing lost
         add_notes(got, run_text(p, s.batches[i]));
     }
     CHECK(errors == 2);
-    CHECK(got == s.reference);
+    CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
     // One clear line per failure, in the activation's log.
     const proxy_process& failing = stop_at % 2 ? *b : *a;
     CHECK(wait_until(
@@ -288,13 +321,26 @@ TEST_CASE("alerts/redis: an unreadable or invalid config, or a bad Redis URL, fa
         {{{"ALERT_REDIS_URL", "redis://127.0.0.1:6379"}, {"ALERT_STATE_DIR", dir.path().string()}},
          "alerts: cannot start: set ALERT_REDIS_URL or ALERT_STATE_DIR, not both"},
     };
+    const std::string exec =
+        (fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "monitor.d" / "exec").string();
     for (const auto& c : cases) {
         CAPTURE(c.log);
         proxy_process proxy(runtime());
         const http_reply reply = proxy.init(monitor_zip(), "main", &c.env);
         CHECK(reply.status == 502);
-        CHECK(contains(reply.body, "error"));
-        CHECK(wait_until([&] { return contains(proxy.stderr_text(), c.log); },
-                         std::chrono::seconds(10)));
+        CHECK(reply.body == R"({"error":"cannot start action: Command exited abruptly during )"
+                            R"(initialization."})"
+                            "\n");
+        // The reason, as the action process writes it (the same exec, run on its own).
+        env_map env;
+        for (const auto& [k, v] : c.env.items()) env[k] = v.get<std::string>();
+        const command_result run = run_command({exec}, "", env, dir.path());
+        CHECK(run.exit_code == 1);
+        CHECK(contains(run.err, c.log));
     }
+    // A good config file starts (and, with no request on stdin, ends cleanly).
+    env_map good{{"ALERT_CONFIG", fixture_path("alerts/config.json").string()}};
+    const command_result ok = run_command({exec}, "", good, dir.path());
+    CHECK(ok.exit_code == 0);
+    CHECK(ok.err.empty());
 }

@@ -43,6 +43,7 @@ public:
     /// Drops the connection (after a failure), so the next command reconnects.
     void disconnect();
 
+    bool connected() const { return ctx_ != nullptr; }
     const redis_url& url() const { return url_; }
     std::uint64_t round_trips() const { return round_trips_; }
 

@@ -48,7 +48,7 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
         for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
             core.forget(touched_);
             touched_.clear();
-            read(core, now);
+            read_reconnecting(core, now);
             batch_result result = core.process(batch, now);
             remember_touched(core);
             if (options_.before_commit) options_.before_commit();
@@ -88,6 +88,22 @@ void redis_store::collect_keys(const std::vector<etag>& batch) {
         if (seen.insert(k).second) keys_.push_back(std::move(k));
     }
     batch_keys_ = keys_.size();
+}
+
+void redis_store::read_reconnecting(alert_core& core, double now) {
+    const bool reused = client_.connected();
+    try {
+        read(core, now);
+    } catch (const redis_error&) {
+        if (!reused) throw;
+        // A connection kept from an earlier activation may have died with a Redis restart (or
+        // an idle time-out): reads change nothing, so read once more on a fresh connection.
+        client_.disconnect();
+        remember_touched(core);
+        core.forget(touched_);
+        touched_.clear();
+        read(core, now);
+    }
 }
 
 void redis_store::read(alert_core& core, double now) {

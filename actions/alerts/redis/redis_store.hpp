@@ -57,6 +57,7 @@ public:
 
 private:
     void collect_keys(const std::vector<etag>& batch);
+    void read_reconnecting(alert_core& core, double now);
     void read(alert_core& core, double now);
     void restore(alert_core& core, std::string_view key, const redisReply* value);
     void remember_touched(const alert_core& core);

@@ -4,6 +4,7 @@
 #include <malloc.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -209,7 +210,9 @@ alert_service make_service(action_kind kind) {
         }
         return alert_service(kind, std::move(env), std::move(config));
     } catch (const std::exception& e) {
-        std::cerr << "alerts: cannot start: " << e.what() << std::endl;
+        // stdio: this runs from a static initializer, possibly before std::cerr exists.
+        std::fprintf(stderr, "alerts: cannot start: %s\n", e.what());
+        std::fflush(stderr);
         std::_Exit(1);
     }
 }
