@@ -234,7 +234,8 @@ TEST_CASE("alerts/redis: two senders racing every batch to two proxies send each
     notes got;
     for (const std::string& value : s.batches) {
         json from_b;
-        std::thread other([&] { from_b = json::parse(b->run_raw("{\"value\":" + value + "}").body); });
+        std::thread other(
+            [&] { from_b = json::parse(b->run_raw("{\"value\":" + value + "}").body); });
         const json from_a = run_text(*a, value);
         other.join();
         REQUIRE_MESSAGE(from_b.contains("notifications"), shorten(from_b.dump()));

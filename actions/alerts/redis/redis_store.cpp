@@ -78,7 +78,10 @@ void redis_store::collect_keys(const std::vector<etag>& batch) {
     keys.reserve(batch.size());
     for (const etag& e : batch) {
         keys.push_back(redis_device_key(options_.prefix, e.account, e.device));
-        if (e.id.empty()) continue;
+        // Heartbeats (most of the stream) are not looked up in the shared window: one that
+        // changed its device set the device's stale horizon and last id, which catch its
+        // re-delivery (stale, or same time and id); one that changed nothing changes nothing.
+        if (e.id.empty() || e.type == etag_type::heartbeat) continue;
         const std::uint64_t h =
             alert_core::id_hash(alert_core::device_key_hash(e.account, e.device), e.id);
         id_hashes_.push_back(h);

@@ -2,8 +2,9 @@
 //
 // Chosen by ALERT_REDIS_URL (docs/alerts.md, "Persistence"). Each activation:
 //  1. reads, in one pipelined round trip, the records of the batch's devices, which of the
-//     batch's event ids are in the shared recent-ids window, and the holds due by `now`
-//     (a second round trip fetches the records of due devices outside the batch, if any);
+//     batch's status and motion ids are in the shared recent-ids window, and the holds due
+//     by `now` (a second round trip fetches the records of due devices outside the batch, if
+//     any);
 //  2. lets the core decide, exactly as with the in-process state;
 //  3. commits in one Lua script: every record the core changed is written only if its stored
 //     text is still the one read (compare-and-set), with its due time in the sorted set and the
