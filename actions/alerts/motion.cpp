@@ -5,6 +5,11 @@
 
 #include "runtime/alert_service.hpp"
 
+namespace {
+// The config and environment are checked when the process starts, so /init fails on them.
+[[maybe_unused]] const bool STARTED = (alerts::start_service(alerts::action_kind::motion), true);
+}  // namespace
+
 // The launcher's raw entry point (actionloop/action.hpp): the batch is parsed straight from
 // its JSON text into ETags, without a DOM, which is most of the time of an activation.
 void main(std::string_view value, std::string& answer) {

@@ -4,10 +4,13 @@
 // thread, ahead of the sender. After a warm-up minute of stream (every device becomes known),
 // prints one line per timed window:
 //     window <k> etags <n> seconds <s> etags_per_s <r>
-// and, at the end, `devices <n>` from the last answer's stats.
+// and, at the end, `devices <n>` from the last answer's stats and `alertDelay n <n> p50 <s>
+// p99 <s> max <s>` over every notification of the timed windows (--delays FILE: one per line).
+// With --port P1,P2,… one sender per proxy takes the next batch as soon as its proxy answered
+// (proxies sharing one Redis: batches go to whichever container is free, as on OpenWhisk).
 //
-//   alerts_e2e_client --port P [--devices 300000] [--batch 1000] [--windows 5]
-//                     [--window-batches 400] [--seed 1]
+//   alerts_e2e_client --port P[,P2…] [--devices 300000] [--batch 1000] [--windows 5]
+//                     [--window-batches 400] [--seed 1] [--delays FILE]
 #include <httplib.h>
 
 #include <chrono>
@@ -18,13 +21,18 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
+#include <algorithm>
+#include <atomic>
+#include <sstream>
 
 #include "generator/stream_generator.hpp"
 
 namespace {
 
 struct options {
-    int port = 0;
+    std::vector<int> ports;
+    std::string delays_file;
     alerts::generator_options gen;
     std::size_t batch = 1000;
     std::size_t windows = 5;
@@ -93,8 +101,11 @@ bool parse_args(int argc, char** argv, options& o) {
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         const std::string v = argv[i + 1];
-        if (a == "--port")
-            o.port = std::stoi(v);
+        if (a == "--port") {
+            std::istringstream list(v);
+            for (std::string p; std::getline(list, p, ',');) o.ports.push_back(std::stoi(p));
+        } else if (a == "--delays")
+            o.delays_file = v;
         else if (a == "--devices")
             o.gen.devices = static_cast<std::uint32_t>(std::stoul(v));
         else if (a == "--batch")
@@ -108,32 +119,34 @@ bool parse_args(int argc, char** argv, options& o) {
         else
             return false;
     }
-    return argc % 2 == 1 && o.port > 0 && o.batch > 0 && o.window_batches > 0;
+    return argc % 2 == 1 && !o.ports.empty() && o.batch > 0 && o.window_batches > 0;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-}  // namespace
+// What the senders share: the window clock and the notifications' delays.
+struct tally {
+    std::mutex mutex;
+    std::size_t window = 0, in_window = 0, etags = 0;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    std::vector<double> delays;
+    std::string last;
+};
 
-int main(int argc, char** argv) {
-    options o;
-    if (!parse_args(argc, argv, o)) {
-        std::fprintf(stderr,
-                     "usage: alerts_e2e_client --port P [--devices N] [--batch B] [--windows W] "
-                     "[--window-batches K] [--seed S]\n");
-        return 2;
-    }
-    body_queue queue;
-    std::thread producer(produce, std::cref(o), o.windows * o.window_batches, std::ref(queue));
-    httplib::Client client("127.0.0.1", o.port);
+void collect_delays(const std::string& answer, std::vector<double>& out) {
+    const auto j = nlohmann::json::parse(answer, nullptr, false);
+    if (!j.is_object()) return;
+    for (const auto& n : j["notifications"]) out.push_back(n["alertDelay"].get<double>());
+}
+
+void send_all(const options& o, int port, body_queue& queue, tally& t) {
+    httplib::Client client("127.0.0.1", port);
     client.set_keep_alive(true);
     client.set_read_timeout(120, 0);
     body b;
-    std::string last;
-    std::size_t window = 0, in_window = 0, etags = 0;
-    auto t0 = std::chrono::steady_clock::now();
+    std::vector<double> delays;
     while (queue.pop(b)) {
         const auto res = client.Post("/run", b.text, "application/json");
         if (!res || res->status != 200 || res->body.rfind("{\"error\"", 0) == 0) {
@@ -142,20 +155,61 @@ int main(int argc, char** argv) {
             std::exit(1);
         }
         if (b.warm_up) continue;
-        if (in_window == 0) t0 = std::chrono::steady_clock::now(), etags = 0;
-        etags += b.etags;
-        if (++in_window == o.window_batches) {
-            const double s = seconds_since(t0);
-            std::printf("window %zu etags %zu seconds %.3f etags_per_s %.0f\n", ++window, etags, s,
-                        static_cast<double>(etags) / s);
+        delays.clear();
+        collect_delays(res->body, delays);
+        std::lock_guard<std::mutex> lock(t.mutex);
+        t.delays.insert(t.delays.end(), delays.begin(), delays.end());
+        if (t.in_window == 0) t.t0 = std::chrono::steady_clock::now(), t.etags = 0;
+        t.etags += b.etags;
+        if (++t.in_window == o.window_batches) {
+            const double s = seconds_since(t.t0);
+            std::printf("window %zu etags %zu seconds %.3f etags_per_s %.0f\n", ++t.window,
+                        t.etags, s, static_cast<double>(t.etags) / s);
             std::fflush(stdout);
-            in_window = 0;
-            last = res->body;
+            t.in_window = 0;
+            t.last = res->body;
         }
     }
+}
+
+double quantile(std::vector<double>& v, double q) {
+    if (v.empty()) return 0;
+    const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+    return v[k];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    options o;
+    if (!parse_args(argc, argv, o)) {
+        std::fprintf(stderr,
+                     "usage: alerts_e2e_client --port P[,P2...] [--devices N] [--batch B] "
+                     "[--windows W] [--window-batches K] [--seed S] [--delays FILE]\n");
+        return 2;
+    }
+    body_queue queue;
+    std::thread producer(produce, std::cref(o), o.windows * o.window_batches, std::ref(queue));
+    tally t;
+    std::vector<std::thread> senders;
+    for (int port : o.ports) {
+        senders.emplace_back(send_all, std::cref(o), port, std::ref(queue), std::ref(t));
+    }
+    for (auto& s : senders) s.join();
     producer.join();
-    const auto answer = nlohmann::json::parse(last, nullptr, false);
+    const auto answer = nlohmann::json::parse(t.last, nullptr, false);
     std::printf("devices %s\n",
                 answer.is_object() ? answer["stats"]["devices"].dump().c_str() : "?");
+    if (!o.delays_file.empty()) {
+        if (std::FILE* f = std::fopen(o.delays_file.c_str(), "w")) {
+            for (double d : t.delays) std::fprintf(f, "%.3f\n", d);
+            std::fclose(f);
+        }
+    }
+    const std::size_t n = t.delays.size();
+    const double p50 = quantile(t.delays, 0.5), p99 = quantile(t.delays, 0.99);
+    const double max = n ? *std::max_element(t.delays.begin(), t.delays.end()) : 0;
+    std::printf("alertDelay n %zu p50 %.3f p99 %.3f max %.3f\n", n, p50, p99, max);
     return 0;
 }

@@ -74,6 +74,16 @@ public:
     void restore_cooldown(const cooldown_record& r);
     void restore_id(std::uint64_t id_hash);
 
+    // A store that keeps the state outside the process (redis_store) loads the devices of each
+    // batch before process() and, before the next one, calls forget() with every device it
+    // loaded or the batch touched: they return to the state of a device never seen, and every
+    // timer, cooldown and recent id is dropped (all of them belonged to those devices).
+    void forget(const std::vector<std::uint32_t>& devices);
+    /// The cooldowns of one device (for a store that keeps them in the device's record).
+    void export_cooldowns_of(std::uint32_t device, record_sink& sink) const;
+    /// The device a changed cooldown (a key of changes().cooldowns) belongs to.
+    std::uint32_t cooldown_device(std::uint64_t key) const;
+
     /// The stable hash of an event id for (account, device); what recent ids hold.
     static std::uint64_t id_hash(std::uint64_t device_key_hash, std::string_view id);
     static std::uint64_t device_key_hash(std::string_view account, std::string_view device);

@@ -1,5 +1,5 @@
 // batch_result.hpp — what one activation of the decision core produces: the notifications to
-// deliver and the per-activation stats (alerts.md "Output").
+// deliver and the per-activation stats (docs/alerts.md, "Output").
 #pragma once
 
 #include <cstdint>

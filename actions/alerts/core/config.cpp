@@ -2,6 +2,7 @@
 #include "config.hpp"
 
 #include <cmath>
+#include <initializer_list>
 
 namespace alerts {
 
@@ -47,8 +48,21 @@ const json& require_object(const json& j, const std::string& path) {
     return j;
 }
 
+// A misspelt key would otherwise be ignored silently (docs/alerts.md, "Config reference").
+void check_keys(const json& j, const std::string& path, std::initializer_list<const char*> known) {
+    for (const auto& item : j.items()) {
+        bool found = false;
+        for (const char* k : known) found = found || item.key() == k;
+        if (found) continue;
+        std::string list;
+        for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        fail(path, "has an unknown key '" + item.key() + "' (known keys: " + list + ")");
+    }
+}
+
 region_config parse_region(const std::string& name, const json& j, const std::string& path) {
     require_object(j, path);
+    check_keys(j, path, {"enabled", "sensitivity", "level", "recipients", "cooldown"});
     region_config r;
     r.name = name;
     if (auto it = j.find("enabled"); it != j.end()) {
@@ -64,6 +78,7 @@ region_config parse_region(const std::string& name, const json& j, const std::st
 
 device_config parse_device(const std::string& id, const json& j, const std::string& path) {
     require_object(j, path);
+    check_keys(j, path, {"name", "recipients", "regions"});
     device_config d;
     d.id = id;
     d.name = get_string(j, "name", "", path);
@@ -80,6 +95,7 @@ device_config parse_device(const std::string& id, const json& j, const std::stri
 void parse_account(alert_config& cfg, const std::string& id, const json& j) {
     const std::string path = "accounts." + id;
     require_object(j, path);
+    check_keys(j, path, {"datacenter", "recipients", "devices"});
     account_config a;
     a.id = id;
     a.datacenter = get_string(j, "datacenter", "", path);
@@ -98,6 +114,7 @@ void parse_holds(hold_times& holds, const json& j) {
     auto it = j.find("holds");
     if (it == j.end()) return;
     require_object(*it, "holds");
+    check_keys(*it, "holds", {"offline", "online", "internet_offline"});
     holds.offline = get_seconds(*it, "offline", holds.offline, "holds");
     holds.online = get_seconds(*it, "online", holds.online, "holds");
     holds.internet_offline = get_seconds(*it, "internet_offline", holds.internet_offline, "holds");
@@ -123,6 +140,7 @@ std::uint64_t config_fingerprint(const nlohmann::json& j) {
 
 alert_config parse_config(const nlohmann::json& j) {
     if (!j.is_object()) throw config_error("config: must be an object");
+    check_keys(j, "config", {"holds", "alert_delay_threshold", "recent_ids", "accounts"});
     alert_config cfg;
     parse_holds(cfg.holds, j);
     cfg.alert_delay_threshold = get_seconds(j, "alert_delay_threshold", 300, "config");

@@ -1,4 +1,4 @@
-// config.hpp — the alert configuration (alerts.md "Config"), parsed once from nlohmann::json.
+// config.hpp — the alert configuration (docs/alerts.md, "Config"), parsed once from nlohmann::json.
 //
 // Accounts and devices are stored in flat vectors; the decision core refers to them by index
 // and re-resolves its indices whenever a different config is installed. `fingerprint` is a

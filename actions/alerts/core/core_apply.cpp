@@ -1,4 +1,4 @@
-// core_apply.cpp — the rules of alerts.md "Behaviour", applied to one device at a time:
+// core_apply.cpp — the rules of docs/alerts.md, "Behaviour", applied to one device at a time:
 // duplicates and stale events, hold timers, state changes and flaps, motion with region
 // sensitivity and per-region cooldown, and recipient fallback region -> device -> account.
 #include <cmath>
@@ -35,13 +35,19 @@ void alert_core::apply(const etag& e, const work_item& w) {
     mature_if_due(w.device, e.ts);
     const bool effect =
         e.type == etag_type::motion ? apply_motion(w.device, e) : apply_state(w.device, e);
+    if (w.id != 0) ids_.insert(w.id);
+    // The stale horizon moves with every status and every event that changed the device, not
+    // with same-state heartbeats or ignored motion (most of the stream, which leaves nothing
+    // to persist): so every store — one process, a state dir, Redis shared by many
+    // containers — decides staleness alike (docs/alerts.md, "Behaviour").
+    if (!effect && e.type != etag_type::status) return;
     device_slot& after = slots_[w.device];
     after.last_ts = e.ts;
     if (w.id != 0) {
         after.last_id = short_id(w.id);
-        ids_.insert(w.id);
-        if (effect) changes_.ids.push_back(w.id);
+        changes_.ids.push_back(w.id);
     }
+    mark_dirty(w.device);
 }
 
 void alert_core::mark_dirty(std::uint32_t device) {

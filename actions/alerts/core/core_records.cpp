@@ -80,4 +80,32 @@ void alert_core::restore_id(std::uint64_t id_hash) {
     if (!ids_.contains(id_hash)) ids_.insert(id_hash);
 }
 
+void alert_core::forget(const std::vector<std::uint32_t>& devices) {
+    for (std::uint32_t i : devices) {
+        if (i >= slots_.size()) continue;
+        device_slot& d = slots_[i];
+        device_slot blank;
+        blank.account = d.account;
+        blank.cfg = d.cfg;
+        blank.hold_gen = d.hold_gen + 1;
+        blank.flags = d.flags;  // DIRTY is cleared by the next process()
+        d = blank;
+    }
+    timers_.clear();
+    cooldowns_.clear();
+    ids_.clear();
+    pending_ = 0;
+}
+
+void alert_core::export_cooldowns_of(std::uint32_t device, record_sink& sink) const {
+    for (const auto& entry : cooldowns_) {
+        if (entry.second.device == device) export_cooldown(entry.first, sink);
+    }
+}
+
+std::uint32_t alert_core::cooldown_device(std::uint64_t key) const {
+    auto it = cooldowns_.find(key);
+    return it == cooldowns_.end() ? string_interner::npos : it->second.device;
+}
+
 }  // namespace alerts

@@ -18,10 +18,10 @@ namespace alerts {
 
 /// Everything the core keeps per device: 40 bytes.
 struct device_slot {
-    double last_ts = -std::numeric_limits<double>::infinity();  // last applied event time
+    double last_ts = -std::numeric_limits<double>::infinity();  // stale horizon (docs/alerts.md)
     double hold_ts = 0;          // when the pending hold started (meaningful while pending)
     std::uint32_t account = 0;   // index in the core's account table
-    std::uint32_t last_id = 0;   // short hash of the last applied event's id (0: none)
+    std::uint32_t last_id = 0;   // short hash of that event's id (0: none)
     std::uint32_t hold_gen = 0;  // bumped whenever a hold starts or ends (lazy timer deletion)
     std::int32_t cfg = -1;       // index of the device's config, -1 when not configured
     device_state state = device_state::online;

@@ -37,6 +37,12 @@ void recent_ids::insert(std::uint64_t id) {
     table_[pos] = key;
 }
 
+void recent_ids::clear() {
+    for_each([&](std::uint64_t key) { erase(key); });
+    head_ = 0;
+    count_ = 0;
+}
+
 void recent_ids::erase(std::uint64_t key) {
     const std::size_t mask = table_.size() - 1;
     std::size_t pos = home(key);

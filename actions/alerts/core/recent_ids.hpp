@@ -3,9 +3,10 @@
 // A global FIFO ring of 64-bit id hashes (hash of account, device and id) plus an
 // open-addressing index over it; the oldest id is forgotten when the ring is full. Its
 // capacity is the config's `recent_ids` (65,536 by default: some 65 batches of 1,000; at most
-// MAX_RECENT_IDS, 1,048,576, see config.hpp). Beyond it, a re-delivered event is still caught
-// per device: it is older than the device's last applied event (stale), or equal to it in
-// time and id (the slot keeps a short id hash).
+// MAX_RECENT_IDS, 1,048,576, see config.hpp). Beyond it, a re-delivered event that changed
+// its device is still caught per device: it is older than the device's stale horizon, or equal
+// to it in time and id (the slot keeps a short id hash); one that changed nothing changes
+// nothing again.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,8 @@ public:
     bool contains(std::uint64_t id) const;
     /// Remembers `id` (which must not be present), forgetting the oldest when full.
     void insert(std::uint64_t id);
+    /// Forgets every id, in O(size) (reset() costs O(capacity)).
+    void clear();
 
     std::size_t size() const { return count_; }
     std::size_t capacity() const { return ring_.size(); }

@@ -1,6 +1,7 @@
 // result_json.cpp — JSON answer and log lines for the notifications of one activation.
 #include "result_json.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 namespace alerts {
@@ -8,6 +9,9 @@ namespace alerts {
 namespace {
 
 using json = nlohmann::json;
+
+// alertDelay in milliseconds: the JSON carries the same value the log line prints.
+double to_ms(double seconds) { return std::round(seconds * 1000) / 1000; }
 
 std::string fixed(double v, int decimals) {
     char buf[64];
@@ -56,7 +60,7 @@ json notification_json(const alert_core& core, const notification& n) {
     j["recipients"] = *n.recipients;
     j["eventTs"] = n.event_ts;
     j["publishTs"] = n.publish_ts;
-    j["alertDelay"] = n.delay;
+    j["alertDelay"] = to_ms(n.delay);
     return j;
 }
 
@@ -73,7 +77,8 @@ json stats_json(const batch_stats& st) {
                 {"late", st.late},
                 {"pending", st.pending},
                 {"devices", st.devices},
-                {"alertDelay", {{"max", st.alert_delay.max}, {"p50", st.alert_delay.p50}}}};
+                {"alertDelay",
+                 {{"max", to_ms(st.alert_delay.max)}, {"p50", to_ms(st.alert_delay.p50)}}}};
 }
 
 json result_json(const alert_core& core, const batch_result& r,
@@ -90,7 +95,7 @@ json result_json(const alert_core& core, const batch_result& r,
 std::string log_line(const alert_core& core, const notification& n) {
     std::string line;
     append_kv(line, "notifType", name_of(n.type));
-    append_kv(line, "alertDelay", fixed(n.delay, 3));
+    append_kv(line, "alertDelay", fixed(to_ms(n.delay), 3));
     append_kv(line, "account", core.account_id(n.account));
     append_kv(line, "device", core.device_id(n.device));
     if (n.region) {
@@ -108,7 +113,7 @@ std::string late_line(const alert_core& core, const notification& n) {
     append_kv(line, "level", "warning");
     append_kv(line, "systemAlert", "alertDelayOverThreshold");
     append_kv(line, "notifType", name_of(n.type));
-    append_kv(line, "alertDelay", fixed(n.delay, 3));
+    append_kv(line, "alertDelay", fixed(to_ms(n.delay), 3));
     append_kv(line, "threshold", fixed(core.config()->alert_delay_threshold, 3));
     append_kv(line, "account", core.account_id(n.account));
     append_kv(line, "device", core.device_id(n.device));

@@ -1,4 +1,4 @@
-// result_json.hpp — the activation's answer (alerts.md "Output") and the key=value log lines
+// result_json.hpp — the activation's answer (docs/alerts.md, "Output") and the key=value log lines
 // that go with each notification. Pure formatting: printing is the caller's business.
 #pragma once
 

@@ -2,9 +2,11 @@
 //
 // The core itself lives in the warm action process, so the embedded default keeps state in
 // memory (memory_store). A store that must survive a restart (file_store under
-// ALERT_STATE_DIR, or an external store shared by many containers) persists, after each
-// activation and before it answers, what process() reports in alert_core::changes(), and gives
-// it all back to a fresh core in load().
+// ALERT_STATE_DIR) persists, after each activation and before it answers, what process()
+// reports in alert_core::changes(), and gives it all back to a fresh core in load(). A store
+// shared by many containers (redis_store) overrides process() itself: it reads the batch's
+// devices before the core decides and commits the changes afterwards (docs/alerts.md,
+// "Persistence").
 #pragma once
 
 #include "alert_core.hpp"
@@ -18,6 +20,13 @@ public:
     virtual void load(alert_core& core) = 0;
     /// Persists what the core's last process() changed.
     virtual void commit(const alert_core& core) = 0;
+    /// One activation: decide with the core and persist; throws when nothing could be stored
+    /// (then nothing that changes a later outcome was stored either).
+    virtual batch_result process(alert_core& core, const std::vector<etag>& batch, double now) {
+        batch_result result = core.process(batch, now);
+        commit(core);
+        return result;
+    }
 };
 
 /// In-process only: the state lives as long as the action process.

@@ -1,5 +1,5 @@
 // types.hpp — the small vocabulary of the alert pipeline: ETag types, device states,
-// notification types, and their contract names (alerts.md).
+// notification types, and their contract names (docs/alerts.md).
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include <malloc.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -11,6 +12,7 @@
 
 #include "../core/hash.hpp"
 #include "../core/result_json.hpp"
+#include "redis_url.hpp"
 #include "file_store.hpp"
 
 namespace alerts {
@@ -42,6 +44,19 @@ json read_config_file(const std::string& file) {
     }
 }
 
+int env_number(const char* name, int fallback, int lo, int hi) {
+    const std::string text = env_or_empty(name);
+    if (text.empty()) return fallback;
+    char* end = nullptr;
+    const long v = std::strtol(text.c_str(), &end, 10);
+    if (end != text.c_str() + text.size() || v < lo || v > hi) {
+        throw std::invalid_argument(std::string(name) + "='" + text +
+                                    "' must be a whole number from " + std::to_string(lo) +
+                                    " to " + std::to_string(hi));
+    }
+    return static_cast<int>(v);
+}
+
 double wall_clock() {
     using namespace std::chrono;
     return duration<double>(system_clock::now().time_since_epoch()).count();
@@ -55,11 +70,25 @@ service_env read_environment() {
     env.config_file = env_or_empty("ALERT_CONFIG");
     env.state_dir = env_or_empty("ALERT_STATE_DIR");
     env.fsync = env_or_empty("ALERT_STATE_FSYNC") == "1";
+    env.redis_url = env_or_empty("ALERT_REDIS_URL");
+    env.redis_prefix = env_or_empty("ALERT_REDIS_PREFIX");
+    if (env.redis_prefix.empty()) env.redis_prefix = "alerts:";
+    env.redis_id_ttl = env_number("ALERT_REDIS_ID_TTL", 600, 1, 30 * 86400);
+    env.redis_timeout_ms = env_number("ALERT_REDIS_TIMEOUT_MS", 2000, 1, 600000);
+    if (!env.redis_url.empty()) {
+        parse_redis_url(env.redis_url);  // throws for a malformed URL
+        if (!env.state_dir.empty()) {
+            throw std::invalid_argument(
+                "set ALERT_REDIS_URL or ALERT_STATE_DIR, not both (the Redis store is shared by "
+                "every container; a state dir belongs to one)");
+        }
+    }
     return env;
 }
 
-alert_service::alert_service(action_kind kind, service_env env)
-    : env_(std::move(env)), core_(options_for(kind, env_)) {}
+alert_service::alert_service(action_kind kind, service_env env,
+                             std::shared_ptr<const alert_config> file_config)
+    : env_(std::move(env)), core_(options_for(kind, env_)), file_config_(std::move(file_config)) {}
 
 void alert_service::install_config_value(const json& config) {
     // Bound parameters come back with every activation: parse only when they changed.
@@ -81,6 +110,7 @@ void alert_service::install_config_file() {
     if (env_.config_file.empty()) {
         throw config_error("config: pass value.config or set ALERT_CONFIG in the action's env");
     }
+    if (file_config_) return core_.set_config(file_config_);
     core_.set_config(
         std::make_shared<const alert_config>(parse_config(read_config_file(env_.config_file))));
     release_parse_memory();
@@ -101,9 +131,27 @@ void alert_service::install_config_text(std::string_view text) {
     release_parse_memory();
 }
 
+namespace {
+
+store_factory& redis_factory() {
+    static store_factory make = nullptr;
+    return make;
+}
+
+}  // namespace
+
+void register_redis_store(store_factory make) { redis_factory() = make; }
+
 void alert_service::open_store() {
     if (store_) return;
-    if (env_.state_dir.empty()) {
+    if (!env_.redis_url.empty()) {
+        if (!redis_factory()) {
+            throw std::runtime_error(
+                "ALERT_REDIS_URL is set but this build of the action has no Redis store (link "
+                "actions/alerts/redis/register_redis_store.cpp and hiredis)");
+        }
+        store_ = redis_factory()(env_);
+    } else if (env_.state_dir.empty()) {
         store_ = std::make_unique<memory_store>();
     } else {
         store_ = std::make_unique<file_store>(file_store_options{env_.state_dir, env_.fsync});
@@ -138,8 +186,7 @@ void alert_service::run_text(std::string_view value, double wall_now, std::ostre
 }
 
 batch_result alert_service::finish(double now, std::ostream& log) {
-    batch_result result = core_.process(batch_.etags, now);
-    store_->commit(core_);
+    batch_result result = store_->process(core_, batch_.etags, now);
     result.stats.etags += batch_.rejected.size();
     result.stats.rejected = batch_.rejected.size();
     for (const notification& n : result.notifications) {
@@ -151,8 +198,27 @@ batch_result alert_service::finish(double now, std::ostream& log) {
 
 namespace {
 
+// The environment and the ALERT_CONFIG file, checked once when the process starts.
+alert_service make_service(action_kind kind) {
+    try {
+        service_env env = read_environment();
+        std::shared_ptr<const alert_config> config;
+        if (!env.config_file.empty()) {
+            config = std::make_shared<const alert_config>(
+                parse_config(read_config_file(env.config_file)));
+            release_parse_memory();
+        }
+        return alert_service(kind, std::move(env), std::move(config));
+    } catch (const std::exception& e) {
+        // stdio: this runs from a static initializer, possibly before std::cerr exists.
+        std::fprintf(stderr, "alerts: cannot start: %s\n", e.what());
+        std::fflush(stderr);
+        std::_Exit(1);
+    }
+}
+
 alert_service& service_of(action_kind kind) {
-    static alert_service service(kind, read_environment());
+    static alert_service service = make_service(kind);
     return service;
 }
 
@@ -161,6 +227,8 @@ alert_service& service_of(action_kind kind) {
 json run_activation(const json& args, action_kind kind) {
     return service_of(kind).run(args, wall_clock(), std::cout);
 }
+
+void start_service(action_kind kind) { service_of(kind); }
 
 void run_raw_activation(std::string_view value, action_kind kind, std::string& answer) {
     service_of(kind).run_text(value, wall_clock(), std::cout, answer);

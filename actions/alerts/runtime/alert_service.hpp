@@ -1,6 +1,7 @@
 // alert_service.hpp — what the three actions share: one warm decision core per process, its
 // config (value.config, else the file named by ALERT_CONFIG, read once), its state store
-// (file_store under ALERT_STATE_DIR, else memory), and the translation of an activation's
+// (redis_store under ALERT_REDIS_URL, file_store under ALERT_STATE_DIR, else memory), and the
+// translation of an activation's
 // `value` into a batch and of the core's result into the answer and the log lines.
 #pragma once
 
@@ -19,19 +20,32 @@ namespace alerts {
 
 enum class action_kind { motion, state, monitor };
 
-/// The action's environment (the `env` of /init).
+/// The action's environment (the `env` of /init; docs/alerts.md, "Environment").
 struct service_env {
-    std::string datacenter;   // EEN_AGENT_DATACENTER
-    std::string config_file;  // ALERT_CONFIG
-    std::string state_dir;    // ALERT_STATE_DIR
-    bool fsync = false;       // ALERT_STATE_FSYNC=1
+    std::string datacenter;    // EEN_AGENT_DATACENTER
+    std::string config_file;   // ALERT_CONFIG
+    std::string state_dir;     // ALERT_STATE_DIR
+    bool fsync = false;        // ALERT_STATE_FSYNC=1
+    std::string redis_url;     // ALERT_REDIS_URL
+    std::string redis_prefix;  // ALERT_REDIS_PREFIX (default "alerts:")
+    int redis_id_ttl = 600;    // ALERT_REDIS_ID_TTL, seconds
+    int redis_timeout_ms = 2000;  // ALERT_REDIS_TIMEOUT_MS
 };
 
+/// Reads the environment; throws std::invalid_argument for a value that cannot work.
 service_env read_environment();
+
+/// Makes the Redis store from the environment. redis/register_redis_store.cpp registers it
+/// (the CMake-built actions link that file and hiredis); a build without it, such as
+/// monitor.cpp compiled by `compile` from core/ and runtime/ only, answers an error when
+/// ALERT_REDIS_URL is set.
+using store_factory = std::unique_ptr<state_store> (*)(const service_env& env);
+void register_redis_store(store_factory make);
 
 class alert_service {
 public:
-    alert_service(action_kind kind, service_env env);
+    alert_service(action_kind kind, service_env env,
+                  std::shared_ptr<const alert_config> file_config = nullptr);
 
     /// One activation: `args` is the request's value; `wall_now` is used when it has no "now".
     /// Notifications are also written to `log` as key=value lines.
@@ -56,7 +70,14 @@ private:
     std::unique_ptr<state_store> store_;
     parsed_batch batch_;
     std::uint64_t config_text_hash_ = 0;  // of the last value.config text installed
+    std::shared_ptr<const alert_config> file_config_;  // ALERT_CONFIG, read at start
 };
+
+/// Creates the process-wide service of an action from the environment, when the action
+/// process starts (at /init: each action calls it from a static initializer), so that a bad
+/// setting or an unreadable or invalid ALERT_CONFIG fails /init instead of every /run: it then
+/// writes one line to stderr and ends the process with status 1 before the ack.
+void start_service(action_kind kind);
 
 /// The process-wide service of an action, created on first use from the environment.
 nlohmann::json run_activation(const nlohmann::json& args, action_kind kind);

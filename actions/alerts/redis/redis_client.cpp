@@ -1,0 +1,94 @@
+// redis_client.cpp — hiredis (0.14) calls behind redis_client.
+#include "redis_client.hpp"
+
+#include <sys/time.h>
+
+#include <csignal>
+
+namespace alerts {
+
+namespace {
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+    tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+    return tv;
+}
+
+}  // namespace
+
+redis_client::redis_client(redis_url url, std::chrono::milliseconds timeout)
+    : url_(std::move(url)), timeout_(timeout) {
+    // hiredis writes with write(2): a Redis gone mid-command must be an EPIPE error (then an
+    // error answer), not a SIGPIPE that kills the action process.
+    std::signal(SIGPIPE, SIG_IGN);
+}
+
+redis_client::~redis_client() { disconnect(); }
+
+void redis_client::disconnect() {
+    if (ctx_) redisFree(ctx_);
+    ctx_ = nullptr;
+    queued_ = 0;
+}
+
+void redis_client::fail(const std::string& what) {
+    std::string message = "redis " + url_.text + ": " + what;
+    if (ctx_ && ctx_->err) message += ": " + std::string(ctx_->errstr);
+    disconnect();
+    throw redis_error(message);
+}
+
+void redis_client::connect() {
+    const timeval tv = to_timeval(timeout_);
+    ctx_ = url_.socket.empty() ? redisConnectWithTimeout(url_.host.c_str(), url_.port, tv)
+                               : redisConnectUnixWithTimeout(url_.socket.c_str(), tv);
+    if (!ctx_) throw redis_error("redis " + url_.text + ": cannot allocate a connection");
+    if (ctx_->err) fail("cannot connect");
+    if (redisSetTimeout(ctx_, tv) != REDIS_OK) fail("cannot set the time-out");
+    if (url_.db != 0) {
+        const std::string db = std::to_string(url_.db);
+        append({"SELECT", db});
+        reply();
+    }
+}
+
+void redis_client::append(const std::vector<std::string_view>& args) {
+    if (!ctx_) connect();
+    argv_.clear();
+    lens_.clear();
+    for (std::string_view a : args) {
+        argv_.push_back(a.data());
+        lens_.push_back(a.size());
+    }
+    if (redisAppendCommandArgv(ctx_, static_cast<int>(argv_.size()), argv_.data(),
+                               lens_.data()) != REDIS_OK) {
+        fail("cannot queue a command");
+    }
+    ++queued_;
+}
+
+redis_reply redis_client::reply() {
+    if (!ctx_ || queued_ == 0) throw redis_error("redis " + url_.text + ": no command queued");
+    void* raw = nullptr;
+    if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) fail("no reply");
+    --queued_;
+    redis_reply r(static_cast<redisReply*>(raw));
+    if (r->type == REDIS_REPLY_ERROR) {
+        const std::string text(r->str, r->len);
+        disconnect();  // the rest of a pipeline is not worth reading
+        throw redis_error("redis " + url_.text + ": " + text);
+    }
+    return r;
+}
+
+std::vector<redis_reply> redis_client::replies(std::size_t n) {
+    ++round_trips_;
+    std::vector<redis_reply> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) out.push_back(reply());
+    return out;
+}
+
+}  // namespace alerts

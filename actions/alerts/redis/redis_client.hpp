@@ -1,0 +1,63 @@
+// redis_client.hpp — one hiredis connection with pipelining: queue commands with append(),
+// then read their replies in order with reply(). Any failure (cannot connect, time-out, a
+// broken connection, an error reply) throws redis_error and drops the connection; the next
+// append() connects again.
+#pragma once
+
+#include <hiredis.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../runtime/redis_url.hpp"
+
+namespace alerts {
+
+class redis_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct reply_deleter {
+    void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using redis_reply = std::unique_ptr<redisReply, reply_deleter>;
+
+class redis_client {
+public:
+    redis_client(redis_url url, std::chrono::milliseconds timeout);
+    ~redis_client();
+    redis_client(const redis_client&) = delete;
+    redis_client& operator=(const redis_client&) = delete;
+
+    /// Queues one command (connecting first when there is no connection).
+    void append(const std::vector<std::string_view>& args);
+    /// The reply of the oldest queued command; throws on an error reply too.
+    redis_reply reply();
+    /// Sends the queued commands and reads their replies: one round trip.
+    std::vector<redis_reply> replies(std::size_t n);
+    /// Drops the connection (after a failure), so the next command reconnects.
+    void disconnect();
+
+    bool connected() const { return ctx_ != nullptr; }
+    const redis_url& url() const { return url_; }
+    std::uint64_t round_trips() const { return round_trips_; }
+
+private:
+    void connect();
+    [[noreturn]] void fail(const std::string& what);
+
+    redis_url url_;
+    std::chrono::milliseconds timeout_;
+    redisContext* ctx_ = nullptr;
+    std::size_t queued_ = 0;
+    std::uint64_t round_trips_ = 0;
+    std::vector<const char*> argv_;
+    std::vector<std::size_t> lens_;
+};
+
+}  // namespace alerts

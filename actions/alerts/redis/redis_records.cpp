@@ -1,0 +1,172 @@
+// redis_records.cpp — encoding and decoding of the Redis store's keys and records.
+#include "redis_records.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "../core/types.hpp"
+
+namespace alerts {
+
+namespace {
+
+char letter_of(device_state s) {
+    switch (s) {
+        case device_state::offline:
+            return 'f';
+        case device_state::internet_offline:
+            return 'i';
+        case device_state::online:
+            break;
+    }
+    return 'n';
+}
+
+bool state_of(char c, device_state& s) {
+    switch (c) {
+        case 'n':
+            s = device_state::online;
+            return true;
+        case 'f':
+            s = device_state::offline;
+            return true;
+        case 'i':
+            s = device_state::internet_offline;
+            return true;
+        default:
+            return false;
+    }
+}
+
+void append_double(std::string& out, double v) {
+    char buf[40];
+    const int n = std::snprintf(buf, sizeof buf, " %.17g", v);
+    out.append(buf, static_cast<std::size_t>(n));
+}
+
+// A cursor over a record's text; every take_* fails (false) at a malformed field.
+struct reader {
+    std::string_view s;
+
+    bool space() {
+        if (s.empty() || s[0] != ' ') return false;
+        s.remove_prefix(1);
+        return true;
+    }
+    std::string_view token() {
+        const std::size_t end = s.find(' ');
+        std::string_view t = s.substr(0, end);
+        s.remove_prefix(t.size());
+        return t;
+    }
+    bool take_double(double& v) {
+        const std::string t(token());  // strtod wants a terminated string; "-inf" included
+        if (t.empty()) return false;
+        char* end = nullptr;
+        v = std::strtod(t.c_str(), &end);
+        return end == t.c_str() + t.size();
+    }
+    template <class N>
+    bool take_number(N& v, std::string_view t) {
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+        return !t.empty() && ec == std::errc() && end == t.data() + t.size();
+    }
+    bool take_name(std::string_view& name) {
+        const std::size_t colon = s.find(':');
+        std::size_t len = 0;
+        if (colon == std::string_view::npos || !take_number(len, s.substr(0, colon))) return false;
+        if (s.size() < colon + 1 + len) return false;
+        name = s.substr(colon + 1, len);
+        s.remove_prefix(colon + 1 + len);
+        return true;
+    }
+};
+
+}  // namespace
+
+std::string redis_device_key(std::string_view prefix, std::string_view account,
+                             std::string_view device) {
+    std::string key;
+    key.reserve(prefix.size() + account.size() + device.size() + 8);
+    key.append(prefix).append("d:").append(std::to_string(account.size())).append(":");
+    key.append(account).append(":").append(device);
+    return key;
+}
+
+bool parse_redis_device_key(std::string_view prefix, std::string_view key,
+                            std::string_view& account, std::string_view& device) {
+    if (key.substr(0, prefix.size()) != prefix) return false;
+    reader r{key.substr(prefix.size())};
+    if (r.s.substr(0, 2) != "d:") return false;
+    r.s.remove_prefix(2);
+    if (!r.take_name(account) || r.s.empty() || r.s[0] != ':') return false;
+    device = r.s.substr(1);
+    return !device.empty();
+}
+
+std::string redis_id_key(std::string_view prefix, std::uint64_t id_hash) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "i:%016llx", static_cast<unsigned long long>(id_hash));
+    return std::string(prefix) + buf;
+}
+
+void redis_value_encoder::on_device(const device_record& r) {
+    device_ = "1 ";
+    device_ += letter_of(r.state);
+    device_ += ' ';
+    device_ += letter_of(r.notified);
+    append_double(device_, r.hold_ts);
+    append_double(device_, r.last_ts);
+    device_ += ' ';
+    device_ += std::to_string(r.last_id);
+}
+
+void redis_value_encoder::on_cooldown(const cooldown_record& r) {
+    append_double(cooldowns_, r.last_alert);
+    cooldowns_ += ' ';
+    cooldowns_ += std::to_string(r.region.size());
+    cooldowns_ += ':';
+    cooldowns_.append(r.region);
+}
+
+std::string redis_value_encoder::finish() {
+    std::string out = std::move(device_);
+    out += cooldowns_;
+    device_.clear();
+    cooldowns_.clear();
+    return out;
+}
+
+bool decode_redis_value(std::string_view text, std::string_view account, std::string_view device,
+                        record_sink& sink) {
+    reader r{text};
+    device_record d;
+    d.account = account;
+    d.device = device;
+    if (r.token() != "1" || !r.space()) return false;
+    const std::string_view state = r.token();
+    if (state.size() != 1 || !state_of(state[0], d.state) || !r.space()) return false;
+    const std::string_view notified = r.token();
+    if (notified.size() != 1 || !state_of(notified[0], d.notified) || !r.space()) return false;
+    if (!r.take_double(d.hold_ts) || !r.space() || !r.take_double(d.last_ts) || !r.space() ||
+        !r.take_number(d.last_id, r.token())) {
+        return false;
+    }
+    std::vector<cooldown_record> cooldowns;
+    while (!r.s.empty()) {
+        cooldown_record c;
+        c.account = account;
+        c.device = device;
+        if (!r.space() || !r.take_double(c.last_alert) || !r.space() || !r.take_name(c.region)) {
+            return false;
+        }
+        cooldowns.push_back(c);
+    }
+    sink.on_device(d);
+    for (const cooldown_record& c : cooldowns) sink.on_cooldown(c);
+    return true;
+}
+
+}  // namespace alerts

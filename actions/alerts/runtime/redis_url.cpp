@@ -1,0 +1,60 @@
+// redis_url.cpp — parsing of ALERT_REDIS_URL.
+#include "redis_url.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+namespace alerts {
+
+namespace {
+
+int parse_number(std::string_view s, int lo, int hi, const char* what, std::string_view url) {
+    int v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < lo || v > hi) {
+        throw std::invalid_argument("ALERT_REDIS_URL '" + std::string(url) + "': " + what +
+                                    " must be a number from " + std::to_string(lo) + " to " +
+                                    std::to_string(hi));
+    }
+    return v;
+}
+
+[[noreturn]] void bad(std::string_view url) {
+    throw std::invalid_argument("ALERT_REDIS_URL '" + std::string(url) +
+                                "' is not redis://HOST[:PORT][/DB] or unix:///PATH");
+}
+
+}  // namespace
+
+redis_url parse_redis_url(std::string_view text) {
+    redis_url url;
+    url.text = std::string(text);
+    constexpr std::string_view TCP = "redis://";
+    constexpr std::string_view UNIX = "unix://";
+    if (text.substr(0, UNIX.size()) == UNIX) {
+        std::string_view path = text.substr(UNIX.size());
+        if (auto q = path.find("?db="); q != std::string_view::npos) {
+            url.db = parse_number(path.substr(q + 4), 0, 65535, "the database", text);
+            path = path.substr(0, q);
+        }
+        if (path.empty() || path[0] != '/') bad(text);
+        url.socket = std::string(path);
+        return url;
+    }
+    if (text.substr(0, TCP.size()) != TCP) bad(text);
+    std::string_view rest = text.substr(TCP.size());
+    if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+        url.db = parse_number(rest.substr(slash + 1), 0, 65535, "the database", text);
+        rest = rest.substr(0, slash);
+    }
+    if (rest.find('@') != std::string_view::npos) bad(text);  // no credentials in the URL
+    if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
+        url.port = parse_number(rest.substr(colon + 1), 1, 65535, "the port", text);
+        rest = rest.substr(0, colon);
+    }
+    if (rest.empty()) bad(text);
+    url.host = std::string(rest);
+    return url;
+}
+
+}  // namespace alerts

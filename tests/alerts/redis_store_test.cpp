@@ -1,0 +1,225 @@
+// redis_store_test.cpp — the Redis store: its URL, keys and records (pure), then against a
+// real redis-server: two cores sharing it behave as one, a commit that lost a race to another
+// container is decided again, a due hold is sent once whichever container ticks, same-state
+// heartbeats write nothing, and a Redis that is gone fails the activation loudly.
+#include <set>
+
+#include "alert_test_util.hpp"
+#include "redis/redis_records.hpp"
+#include "redis/redis_store.hpp"
+#include "runtime/redis_url.hpp"
+#include "redis_server.hpp"
+
+using namespace alerts;
+using namespace alerts::test;
+
+namespace {
+
+struct record_copy : record_sink {
+    void on_device(const device_record& r) override {
+        account = r.account;
+        device = r.device;
+        state = r.state;
+        notified = r.notified;
+        hold_ts = r.hold_ts;
+        last_ts = r.last_ts;
+        last_id = r.last_id;
+    }
+    void on_cooldown(const cooldown_record& r) override {
+        regions.emplace_back(r.region);
+        alerts.push_back(r.last_alert);
+    }
+    void on_id(std::uint64_t) override {}
+    std::string account, device;
+    device_state state{}, notified{};
+    double hold_ts = 0, last_ts = 0;
+    std::uint32_t last_id = 0;
+    std::vector<std::string> regions;
+    std::vector<double> alerts;
+};
+
+// One container: its own core and store, on the shared server.
+struct container {
+    explicit container(const redis_server& server, std::function<void()> before_commit = {})
+        : harness(), store(options(server, std::move(before_commit))) {}
+
+    static redis_store_options options(const redis_server& server, std::function<void()> hook) {
+        redis_store_options o;
+        o.url = parse_redis_url(server.url());
+        o.before_commit = std::move(hook);
+        return o;
+    }
+    std::vector<std::string> run(const std::vector<etag>& batch, double now) {
+        const batch_result r = store.process(harness.core, batch, now);
+        std::vector<std::string> out;
+        for (const notification& n : r.notifications) {
+            out.push_back(std::string(name_of(n.type)) + " " +
+                          std::string(harness.core.device_id(n.device)));
+        }
+        stats = r.stats;
+        return out;
+    }
+    core_harness harness;
+    redis_store store;
+    batch_stats stats;
+};
+
+using strings = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("redis: ALERT_REDIS_URL forms and errors") {
+    const redis_url tcp = parse_redis_url("redis://cache.local:6380/2");
+    CHECK(tcp.host == "cache.local");
+    CHECK(tcp.port == 6380);
+    CHECK(tcp.db == 2);
+    CHECK(parse_redis_url("redis://127.0.0.1").port == 6379);
+    const redis_url unix_url = parse_redis_url("unix:///run/redis/redis.sock");
+    CHECK(unix_url.socket == "/run/redis/redis.sock");
+    CHECK(unix_url.host.empty());
+    for (const char* bad : {"localhost:6379", "redis://", "redis://h:0", "redis://h:99999",
+                            "redis://h:6379/x", "unix://relative.sock", "redis://u:p@h:1"}) {
+        CAPTURE(bad);
+        CHECK_THROWS_AS(parse_redis_url(bad), std::invalid_argument);
+    }
+}
+
+TEST_CASE("redis: device keys and records round-trip exactly") {
+    const std::string key = redis_device_key("alerts:", "acc:1", "dev 2");
+    CHECK(key == "alerts:d:5:acc:1:dev 2");
+    std::string_view account, device;
+    REQUIRE(parse_redis_device_key("alerts:", key, account, device));
+    CHECK(account == "acc:1");
+    CHECK(device == "dev 2");
+    CHECK_FALSE(parse_redis_device_key("other:", key, account, device));
+    CHECK(redis_id_key("p:", 0xabcULL) == "p:i:0000000000000abc");
+
+    redis_value_encoder encoder;
+    device_record d;
+    d.state = device_state::offline;
+    d.notified = device_state::internet_offline;
+    d.hold_ts = T0 + 0.1;
+    d.last_ts = -std::numeric_limits<double>::infinity();
+    d.last_id = 4000000001U;
+    encoder.on_device(d);
+    cooldown_record c;
+    c.region = "front door";
+    c.last_alert = T0 + 1.0 / 3;
+    encoder.on_cooldown(c);
+    const std::string text = encoder.finish();
+    record_copy copy;
+    REQUIRE(decode_redis_value(text, "acc", "dev", copy));
+    CHECK(copy.account == "acc");
+    CHECK(copy.state == device_state::offline);
+    CHECK(copy.notified == device_state::internet_offline);
+    CHECK(copy.hold_ts == T0 + 0.1);
+    CHECK(copy.last_ts == -std::numeric_limits<double>::infinity());
+    CHECK(copy.last_id == 4000000001U);
+    CHECK(copy.regions == strings{"front door"});
+    CHECK(copy.alerts == std::vector<double>{T0 + 1.0 / 3});
+    for (const char* bad : {"", "2 n n 0 0 0", "1 x n 0 0 0", "1 n n 0 0", "1 n n 0 0 0 5",
+                            "1 n n 0 0 0 5 9:short", "1 n n zero 0 0"}) {
+        CAPTURE(bad);
+        record_copy none;
+        CHECK_FALSE(decode_redis_value(bad, "a", "d", none));
+        CHECK(none.device.empty());
+    }
+}
+
+TEST_CASE("redis: two containers sharing one Redis send each notification once") {
+    redis_server server;
+    container a(server), b(server);
+    CHECK(a.run({status("cam1", T0, device_state::offline, "s1")}, T0).empty());
+    CHECK(a.stats.pending == 1);
+    CHECK(b.run({}, T0 + 299).empty());                     // not due yet
+    CHECK(b.run({}, T0 + 300) == strings{"Offline cam1"});  // B matures A's hold
+    CHECK(a.run({}, T0 + 301).empty());                     // and A does not send it again
+    CHECK(a.stats.pending == 0);
+    // The re-delivered status (same id) is a duplicate on either container.
+    CHECK(a.run({status("cam1", T0, device_state::offline, "s1")}, T0 + 302).empty());
+    CHECK(a.stats.duplicates == 1);
+    // Motion cooldown is shared: the second alert inside 60 s is suppressed on the other one.
+    CHECK(a.run({motion("cam1", T0 + 400, "door", 0.9, "m1")}, T0 + 400) ==
+          strings{"Alert cam1"});
+    CHECK(b.run({motion("cam1", T0 + 430, "door", 0.9, "m2")}, T0 + 430).empty());
+    CHECK(b.stats.suppressed == 1);
+    // Online after the online hold, started on B, matured by A.
+    CHECK(b.run({status("cam1", T0 + 500, device_state::online, "s2")}, T0 + 500).empty());
+    CHECK(a.run({}, T0 + 595) == strings{"Online cam1"});
+    CHECK(server.command({"ZCARD", "alerts:due"}) == "0");
+}
+
+TEST_CASE("redis: same-state heartbeats write nothing") {
+    redis_server server;
+    container a(server);
+    a.run({status("cam1", T0, device_state::offline, "s1")}, T0);
+    const std::string before = server.command({"GET", "alerts:d:5:acct1:cam1"});
+    REQUIRE_FALSE(before.empty());
+    server.command({"CONFIG", "RESETSTAT"});
+    for (int i = 1; i <= 5; ++i) {
+        a.run({heartbeat("cam1", T0 + i, device_state::offline, "h" + std::to_string(i)),
+               heartbeat("cam2", T0 + i, device_state::online)},
+              T0 + i);
+    }
+    CHECK(server.command({"GET", "alerts:d:5:acct1:cam1"}) == before);
+    CHECK(server.command({"EXISTS", "alerts:d:5:acct1:cam2"}) == "0");
+    // Reads only: one pipelined round trip per batch (MGET, ZRANGEBYSCORE, ZCARD, GET), no
+    // commit script.
+    const std::string calls = server.command({"INFO", "commandstats"});
+    CHECK(calls.find("cmdstat_mget:calls=5,") != std::string::npos);  // no id lookup: heartbeats
+    CHECK(calls.find("cmdstat_eval") == std::string::npos);
+    CHECK(calls.find("cmdstat_set") == std::string::npos);
+    CHECK(a.store.round_trips() == 2 + 5);
+}
+
+TEST_CASE("redis: a commit that lost a race is decided again on the fresh record") {
+    redis_server server;
+    container b(server);
+    bool raced = false;
+    container a(server, [&] {
+        if (raced) return;
+        raced = true;  // B's batch lands between A's read and A's commit
+        CHECK(b.run({status("cam1", T0 + 1, device_state::offline, "b1")}, T0 + 1).empty());
+    });
+    CHECK(a.run({status("cam1", T0 + 2, device_state::offline, "a1")}, T0 + 2).empty());
+    CHECK(a.store.counters().conflicts == 1);
+    // Decided again on B's record: A's status is a same-state one (it only moves the stale
+    // horizon), and the hold stays B's, from T0 + 1.
+    CHECK(a.store.counters().commits == 1);
+    CHECK(b.run({}, T0 + 301) == strings{"Offline cam1"});
+    CHECK(a.run({}, T0 + 400).empty());
+}
+
+TEST_CASE("redis: a due hold claimed by two containers at once is sent once") {
+    redis_server server;
+    container b(server);
+    std::vector<std::string> b_sent;
+    bool raced = false;
+    container a(server, [&] {
+        if (raced) return;
+        raced = true;
+        b_sent = b.run({}, T0 + 300);
+    });
+    container setup(server);
+    setup.run({status("cam1", T0, device_state::offline, "s1"),
+               status("cam2", T0, device_state::offline, "s2")},
+              T0);
+    const std::vector<std::string> a_sent = a.run({}, T0 + 300);
+    std::multiset<std::string> all(a_sent.begin(), a_sent.end());
+    all.insert(b_sent.begin(), b_sent.end());
+    CHECK(all == std::multiset<std::string>{"Offline cam1", "Offline cam2"});
+    CHECK(a_sent.empty());
+    CHECK(a.store.counters().conflicts == 1);
+}
+
+TEST_CASE("redis: a Redis that is gone fails the activation, and the retry succeeds") {
+    redis_server server(true);
+    container a(server);
+    CHECK(a.run({status("cam1", T0, device_state::offline, "s1")}, T0).empty());
+    server.stop();
+    CHECK_THROWS_AS(a.run({}, T0 + 300), redis_error);
+    CHECK(a.store.counters().failures == 1);
+    server.start();  // the append-only file brings the record back
+    CHECK(a.run({}, T0 + 300) == strings{"Offline cam1"});
+    CHECK(a.run({}, T0 + 301).empty());
+}

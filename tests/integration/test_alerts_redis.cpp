@@ -1,0 +1,347 @@
+// The alert actions across containers: several real proxies, each with its own monitor.zip
+// process, sharing one real redis-server (ALERT_REDIS_URL) started by the test on a unix
+// socket. Whatever proxy gets each batch — alternating, at random, two at once, one killed
+// mid-stream, Redis itself stopped and restarted — the notifications are exactly those of one
+// memory-only process fed the same batches in the same order (docs/alerts.md, "Persistence").
+// Also: a bad ALERT_CONFIG, config key or ALERT_REDIS_URL fails /init.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../alerts/redis_server.hpp"
+#include "archive_builder.hpp"
+#include "expectations.hpp"
+#include "proxy_process.hpp"
+#include "test_util.hpp"
+
+using namespace support;
+using nlohmann::json;
+using alerts::test::redis_server;
+
+namespace {
+
+constexpr double T0 = 1764460800;
+using strings = std::vector<std::string>;
+using notes = std::multiset<std::string>;
+
+proxy_options runtime() {
+    proxy_options options;
+    options.env["OW_COMPILER"] = compiler_script().string();
+    options.env["OW_WAIT_FOR_ACK"] = "1";
+    return options;
+}
+
+std::string monitor_zip() {
+    static const std::string code = [] {
+        const fs::path zip = fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "monitor.zip";
+        const std::string bytes = read_file(zip);
+        REQUIRE_MESSAGE(!bytes.empty(), "missing " << zip);
+        return base64_encode(bytes);
+    }();
+    return code;
+}
+
+std::unique_ptr<proxy_process> start_monitor(const json& env) {
+    auto proxy = std::make_unique<proxy_process>(runtime());
+    CHECK_REPLY(proxy->init(monitor_zip(), "main", &env), 200, OK_BODY);
+    return proxy;
+}
+
+// The answer of one batch (a JSON value's text); the run must succeed.
+json run_text(const proxy_process& proxy, const std::string& value) {
+    const http_reply reply = proxy.run_raw("{\"value\":" + value + "}");
+    REQUIRE_MESSAGE(reply.status == 200, shorten(reply.body));
+    json answer = json::parse(reply.body);
+    REQUIRE_MESSAGE(answer.contains("notifications"), shorten(reply.body));
+    return answer;
+}
+
+void add_notes(notes& all, const json& answer) {
+    for (const json& n : answer.at("notifications")) all.insert(n.dump());
+}
+
+strings types_of(const json& answer) {
+    strings types;
+    for (const json& n : answer.at("notifications")) types.push_back(n.at("notifType"));
+    return types;
+}
+
+json batch(const json& etags, double now) { return json{{"etags", etags}, {"now", now}}; }
+
+json status(const std::string& id, const std::string& device, const std::string& state, double ts) {
+    return {{"id", id}, {"account", "acct1"}, {"device", device},
+            {"type", "status"}, {"ts", ts}, {"state", state}};
+}
+
+json motion(const std::string& id, double ts) {
+    return {{"id", id}, {"account", "acct1"}, {"device", "cam1"}, {"type", "motion"},
+            {"ts", ts}, {"region", "door"}, {"magnitude", 0.8}};
+}
+
+// A generated stream (alertgen): 1,500 devices for 8 minutes with many outages, flaps, motion,
+// 1 % re-delivered ETags, 3 s of arrival jitter and a tick after each minute; its config in
+// a file. The reference is one memory-only monitor fed every batch in order.
+struct stream {
+    temp_dir dir{"alerts-stream"};
+    fs::path config;
+    strings batches;
+    notes reference;
+    std::map<std::string, int> types;
+
+    stream() {
+        const std::string gen =
+            (fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "alerts" / "alertgen").string();
+        const strings args = {gen,          "--devices", "1500", "--minutes", "8",
+                              "--batch",    "400",       "--outage", "0.05", "--duplicates",
+                              "0.01",       "--reorder", "3",    "--ticks",   "--seed", "11"};
+        const command_result cfg = run_command({gen, "--devices", "1500", "--outage", "0.05",
+                                                "--seed", "11", "--config"},
+                                               "", {}, dir.path());
+        REQUIRE(cfg.exit_code == 0);
+        config = dir.path() / "config.json";
+        write_file(config, cfg.out);
+        const command_result out = run_command(args, "", {}, dir.path());
+        REQUIRE(out.exit_code == 0);
+        std::istringstream lines(out.out);
+        for (std::string line; std::getline(lines, line);) {
+            if (!line.empty()) batches.push_back(line);
+        }
+        REQUIRE(batches.size() > 200);
+        auto proxy = start_monitor(json{{"ALERT_CONFIG", config.string()}});
+        for (const std::string& b : batches) {
+            const json answer = run_text(*proxy, b);
+            add_notes(reference, answer);
+            for (const json& n : answer["notifications"]) ++types[n["notifType"]];
+        }
+    }
+};
+
+const stream& generated() {
+    static const stream s;
+    return s;
+}
+
+// The notes in one multiset and not the other (at most 8 each), for a failure's message.
+std::string difference(const notes& got, const notes& want) {
+    std::vector<std::string> extra, missing;
+    std::set_difference(got.begin(), got.end(), want.begin(), want.end(),
+                        std::back_inserter(extra));
+    std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
+                        std::back_inserter(missing));
+    std::string out = std::to_string(extra.size()) + " extra, " +
+                      std::to_string(missing.size()) + " missing";
+    for (std::size_t i = 0; i < extra.size() && i < 8; ++i) out += "\n+ " + extra[i];
+    for (std::size_t i = 0; i < missing.size() && i < 8; ++i) out += "\n- " + missing[i];
+    return out;
+}
+
+// redis-server started through the suite's tracked spawn: stopping a proxy kills the orphans
+// the test process inherited, and Redis must not be taken for one.
+redis_server::spawner tracked_spawn() {
+    return [](const std::vector<std::string>& argv) {
+        const char* path = std::getenv("PATH");
+        return spawn_process(
+            spawn_spec{argv, env_map{{"PATH", path ? path : "/usr/bin:/bin"}}, "/tmp", {},
+                       "/dev/null", "/dev/null"});
+    };
+}
+
+void tracked_kill(pid_t pid) { terminate_and_reap(pid, std::chrono::milliseconds(0)); }
+
+json redis_env(const redis_server& server, const fs::path& config) {
+    return json{{"ALERT_CONFIG", config.string()}, {"ALERT_REDIS_URL", server.url()}};
+}
+
+}  // namespace
+
+TEST_CASE("alerts/redis: the generated stream holds every kind of notification") {
+    const stream& s = generated();
+    INFO("reference: " << s.reference.size() << " notifications");
+    CHECK(s.types.at("Alert") > 100);
+    CHECK(s.types.at("Offline") > 10);
+    CHECK(s.types.at("Online") > 10);
+}
+
+TEST_CASE("alerts/redis: holds, cooldowns and ids carry over between two proxies in turn") {
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    const json env = {{"ALERT_CONFIG", fixture_path("alerts/config.json").string()},
+                      {"ALERT_REDIS_URL", server.url()},
+                      {"ALERT_REDIS_PREFIX", "demo:"}};
+    auto a = start_monitor(env);
+    auto b = start_monitor(env);
+    const json first = run_text(*a, batch(json::array({motion("m1", T0),
+                                                       status("s1", "cam1", "offline", T0 + 1)}),
+                                          T0 + 2)
+                                        .dump());
+    CHECK(types_of(first) == strings{"Alert"});
+    CHECK(first["stats"]["pending"] == 1);
+    // The same batch re-delivered to the other proxy: duplicates, nothing sent twice.
+    const json again = run_text(*b, batch(json::array({motion("m1", T0),
+                                                       status("s1", "cam1", "offline", T0 + 1)}),
+                                          T0 + 3)
+                                        .dump());
+    CHECK(types_of(again).empty());
+    CHECK(again["stats"]["duplicates"] == 2);
+    // The cooldown started on A holds on B.
+    const json cooled = run_text(*b, batch(json::array({motion("m2", T0 + 30)}), T0 + 30).dump());
+    CHECK(types_of(cooled).empty());
+    CHECK(cooled["stats"]["suppressed"] == 1);
+    CHECK(types_of(run_text(*a, batch(json::array(), T0 + 300).dump())).empty());
+    const json offline = run_text(*b, batch(json::array(), T0 + 305).dump());
+    REQUIRE(types_of(offline) == strings{"Offline"});
+    CHECK(offline["notifications"][0]["alertDelay"] == 4.0);
+    CHECK(offline["stats"]["pending"] == 0);
+    CHECK(types_of(run_text(*a, batch(json::array(), T0 + 306).dump())).empty());
+    CHECK(types_of(run_text(*a, batch(json::array({status("s2", "cam1", "online", T0 + 400)}),
+                                      T0 + 400)
+                                    .dump()))
+              .empty());
+    const json online = run_text(*b, batch(json::array(), T0 + 500).dump());
+    CHECK(types_of(online) == strings{"Online"});
+    CHECK(server.command({"EXISTS", "demo:d:5:acct1:cam1"}) == "1");
+    CHECK(server.command({"EXISTS", "alerts:d:5:acct1:cam1"}) == "0");
+}
+
+TEST_CASE("alerts/redis: a stream sent to three proxies at random gives one process's notes") {
+    const stream& s = generated();
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    const json env = redis_env(server, s.config);
+    std::vector<std::unique_ptr<proxy_process>> proxies;
+    for (int i = 0; i < 3; ++i) proxies.push_back(start_monitor(env));
+    std::mt19937 pick(5);
+    notes got;
+    for (const std::string& b : s.batches) add_notes(got, run_text(*proxies[pick() % 3], b));
+    CHECK(got.size() == s.reference.size());
+    CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
+}
+
+TEST_CASE("alerts/redis: two senders racing every batch to two proxies send each note once") {
+    const stream& s = generated();
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    const json env = redis_env(server, s.config);
+    auto a = start_monitor(env);
+    auto b = start_monitor(env);
+    notes got;
+    for (const std::string& value : s.batches) {
+        json from_b;
+        std::thread other(
+            [&] { from_b = json::parse(b->run_raw("{\"value\":" + value + "}").body); });
+        const json from_a = run_text(*a, value);
+        other.join();
+        REQUIRE_MESSAGE(from_b.contains("notifications"), shorten(from_b.dump()));
+        add_notes(got, from_a);
+        add_notes(got, from_b);
+    }
+    CHECK(got.size() == s.reference.size());
+    CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
+}
+
+TEST_CASE("alerts/redis: a proxy killed mid-stream loses nothing") {
+    const stream& s = generated();
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    const json env = redis_env(server, s.config);
+    auto a = start_monitor(env);
+    auto b = start_monitor(env);
+    notes got;
+    const std::size_t half = s.batches.size() / 2;
+    for (std::size_t i = 0; i < half; ++i) {
+        INFO("batch " << i);
+        add_notes(got, run_text(i % 2 ? *b : *a, s.batches[i]));
+    }
+    const std::vector<pid_t> actions = b->children();
+    REQUIRE(actions.size() == 1);
+    REQUIRE(::kill(actions[0], SIGKILL) == 0);  // the container's process dies
+    b->stop();
+    b = start_monitor(env);  // a fresh container
+    for (std::size_t i = half; i < s.batches.size(); ++i) {
+        add_notes(got, run_text(i % 2 ? *b : *a, s.batches[i]));
+    }
+    CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
+}
+
+TEST_CASE("alerts/redis: Redis stopped mid-stream: errors answered, nothing lost on re-send") {
+    const stream& s = generated();
+    redis_server server(true, tracked_spawn(), tracked_kill);  // append-only, fsync always
+    const json env = redis_env(server, s.config);
+    auto a = start_monitor(env);
+    auto b = start_monitor(env);
+    notes got;
+    const std::size_t stop_at = s.batches.size() / 3;
+    std::size_t errors = 0;
+    for (std::size_t i = 0; i < s.batches.size(); ++i) {
+        const proxy_process& p = i % 2 ? *b : *a;
+        if (i == stop_at) {
+            server.stop();
+            for (int k = 0; k < 2; ++k) {  // OpenWhisk's retries while Redis is down
+                const http_reply failed = p.run_raw("{\"value\":" + s.batches[i] + "}");
+                CHECK(failed.status == 200);
+                const json answer = json::parse(failed.body);
+                CHECK(contains(answer.value("error", ""), "redis unix://"));
+                CHECK_FALSE(answer.contains("notifications"));
+                ++errors;
+            }
+            server.start();
+        }
+        add_notes(got, run_text(p, s.batches[i]));
+    }
+    CHECK(errors == 2);
+    CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
+    // One clear line per failure, in the activation's log.
+    const proxy_process& failing = stop_at % 2 ? *b : *a;
+    CHECK(wait_until(
+        [&] {
+            return count_occurrences(failing.stderr_text(), "alerts: state store failed") == 2;
+        },
+        std::chrono::seconds(10)));
+}
+
+TEST_CASE("alerts/redis: an unreadable or invalid config, or a bad Redis URL, fails /init") {
+    temp_dir dir("alerts-init");
+    write_file(dir.path() / "typo.json",
+               R"({"holds": {"ofline": 30}, "accounts": {}})");
+    const struct {
+        json env;
+        const char* log;
+    } cases[] = {
+        {{{"ALERT_CONFIG", (dir.path() / "missing.json").string()}},
+         "alerts: cannot start: config: cannot read ALERT_CONFIG file"},
+        {{{"ALERT_CONFIG", (dir.path() / "typo.json").string()}},
+         "alerts: cannot start: config: holds has an unknown key 'ofline'"},
+        {{{"ALERT_REDIS_URL", "localhost:6379"}},
+         "alerts: cannot start: ALERT_REDIS_URL 'localhost:6379' is not redis://"},
+        {{{"ALERT_REDIS_URL", "redis://127.0.0.1:6379"}, {"ALERT_STATE_DIR", dir.path().string()}},
+         "alerts: cannot start: set ALERT_REDIS_URL or ALERT_STATE_DIR, not both"},
+    };
+    const std::string exec =
+        (fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "monitor.d" / "exec").string();
+    for (const auto& c : cases) {
+        CAPTURE(c.log);
+        proxy_process proxy(runtime());
+        const http_reply reply = proxy.init(monitor_zip(), "main", &c.env);
+        CHECK(reply.status == 502);
+        CHECK(reply.body == R"({"error":"cannot start action: Command exited abruptly during )"
+                            R"(initialization."})"
+                            "\n");
+        // The reason, as the action process writes it (the same exec, run on its own).
+        env_map env;
+        for (const auto& [k, v] : c.env.items()) env[k] = v.get<std::string>();
+        const command_result run = run_command({exec}, "", env, dir.path());
+        CHECK(run.exit_code == 1);
+        CHECK(contains(run.err, c.log));
+    }
+    // A good config file starts (and, with no request on stdin, ends cleanly).
+    env_map good{{"ALERT_CONFIG", fixture_path("alerts/config.json").string()}};
+    const command_result ok = run_command({exec}, "", good, dir.path());
+    CHECK(ok.exit_code == 0);
+    CHECK(ok.err.empty());
+}
