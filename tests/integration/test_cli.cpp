@@ -1,4 +1,4 @@
-// The proxy's command line: -version and the offline -compile mode (reference B.8, C.4).
+// The proxy's command line: -version and the offline -compile mode, as upstream's proxy.
 #include <doctest/doctest.h>
 
 #include "process_tools.hpp"
