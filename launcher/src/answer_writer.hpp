@@ -19,7 +19,10 @@ namespace actionloop {
 
 class answer_writer {
 public:
-    answer_writer(int fd, bool pipelined) : fd_(fd), pipelined_(pipelined) {}
+    /// Answers on `fd`; the sentinels on `stdout_fd` and `stderr_fd` (the process's own,
+    /// except in tests).
+    answer_writer(int fd, bool pipelined, int stdout_fd = 1, int stderr_fd = 2)
+        : fd_(fd), stdout_fd_(stdout_fd), stderr_fd_(stderr_fd), pipelined_(pipelined) {}
 
     /// The ack line on fd 3 (accepting the pipelining offer when pipelined).
     bool ack();
@@ -35,6 +38,8 @@ private:
     using clock = std::chrono::steady_clock;
 
     int fd_;
+    int stdout_fd_;
+    int stderr_fd_;
     bool pipelined_;
     clock::time_point started_;
     clock::time_point oldest_waiting_;

@@ -16,8 +16,8 @@ const context& empty_context() {
 
 }  // namespace
 
-context::context() : context(current_activation != nullptr ? *current_activation
-                                                           : empty_context()) {}
+context::context()
+    : context(current_activation != nullptr ? *current_activation : empty_context()) {}
 
 context::context(std::string activation_id, std::string action_name, std::string ns,
                  std::string api_host, time_point deadline)
@@ -34,9 +34,7 @@ std::chrono::milliseconds context::time_left() const {
     return left.count() > 0 ? left : milliseconds(0);
 }
 
-serving::serving(const context& ctx) : previous_(current_activation) {
-    current_activation = &ctx;
-}
+serving::serving(const context& ctx) : previous_(current_activation) { current_activation = &ctx; }
 
 serving::~serving() { current_activation = previous_; }
 

@@ -25,7 +25,8 @@ bool line_reader::next(std::string_view& line) {
         const void* hit = std::memchr(from, '\n', left);
         if (hit != nullptr) {
             const char* nl = static_cast<const char*>(hit);
-            line = std::string_view(buf_.get() + begin_, static_cast<size_t>(nl - (buf_.get() + begin_)));
+            line = std::string_view(buf_.get() + begin_,
+                                    static_cast<size_t>(nl - (buf_.get() + begin_)));
             begin_ += line.size() + 1;
             scanned_ = 0;
             return true;

@@ -20,13 +20,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string dump(const json& j) {
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-std::string error_answer(const std::string& message) {
-    return dump(json{{"error", message}});
-}
+std::string error_answer(const std::string& message) { return dump(json{{"error", message}}); }
 
 // The context from a parsed request: every string member other than `value`.
 context context_of(const json& request) {
@@ -106,8 +102,7 @@ std::string handle_request(std::string_view line, const entry_point& entry) {
     }
 }
 
-void handle_raw_request(std::string_view line, const raw_entry_point& entry,
-                        std::string& answer) {
+void handle_raw_request(std::string_view line, const raw_entry_point& entry, std::string& answer) {
     answer.clear();
     std::string_view value;
     context_builder builder;

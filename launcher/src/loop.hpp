@@ -24,8 +24,7 @@ std::string handle_request(std::string_view line, const entry_point& entry);
 /// The same for a raw entry point: a top-level scan of `line` (no DOM) builds the context
 /// and finds the text of `value`, which `entry` gets as is ("{}" when absent or not an
 /// object or array). `answer` is the caller's buffer; newlines in it become spaces.
-void handle_raw_request(std::string_view line, const raw_entry_point& entry,
-                        std::string& answer);
+void handle_raw_request(std::string_view line, const raw_entry_point& entry, std::string& answer);
 
 /// Acks on fd `out_fd` when __OW_WAIT_FOR_ACK is set, then serves request lines from `in_fd`
 /// until EOF. Returns the process exit code.
