@@ -15,9 +15,14 @@ std::string env_name(std::string_view key) {
     return name;
 }
 
+// No deadline for a value that is not positive, or past what the clock can represent (a
+// conversion to its nanoseconds would overflow).
 context::time_point from_epoch_ms(long long ms) {
-    if (ms <= 0) return context::time_point::max();
-    return context::time_point(std::chrono::milliseconds(ms));
+    using std::chrono::milliseconds;
+    const auto latest =
+        std::chrono::duration_cast<milliseconds>(context::time_point::max().time_since_epoch());
+    if (ms <= 0 || ms >= latest.count()) return context::time_point::max();
+    return context::time_point(milliseconds(ms));
 }
 
 context::time_point parse_deadline(const std::string& text) {

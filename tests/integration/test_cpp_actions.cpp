@@ -96,6 +96,12 @@ TEST_CASE("cpp: main can take the context as a value, built from each request") 
                                  {"namespace", ""}, {"has_deadline", false},
                                  {"left_positive", true}, {"default_constructed", "a2"},
                                  {"env", ""}});
+    // A deadline past what the clock can hold is no deadline (not an overflow).
+    reply = proxy.run(json::object(),
+                      json{{"activation_id", "a3"}, {"deadline", "99999999999999"}});
+    CHECK(reply.status == 200);
+    CHECK(json_of(reply).value("has_deadline", true) == false);
+    CHECK(json_of(reply).value("left_positive", false) == true);
 }
 
 TEST_CASE("cpp: a compile error is 502 with the compiler's diagnostic") {
