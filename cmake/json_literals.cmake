@@ -3,6 +3,10 @@
 # Writes <out_dir>/nlohmann/json.hpp: a copy of the system's <nlohmann/json.hpp> in which the
 # two literal operators (operator "" _json and operator "" _json_pointer) are declared instead
 # of defined inline; launcher/src/json_literals.cpp defines them once, in the launcher library.
+# It ends with `extern template class nlohmann::basic_json<>;`: json's members are compiled
+# once, into the launcher (launcher/src/json_instance.cpp), so an action's translation units
+# (and the precompiled header `compile` uses) do not instantiate them again. Both are
+# cold-start optimisations of /init that stay out of the user's header, <actionloop/action.hpp>.
 # Sets <result_var> to ON when the header was derived, OFF when the system header does not
 # hold the expected text (another nlohmann-json version): then nothing is written (a stale
 # copy is removed) and everything uses the plain system header, correct but slower.
@@ -76,14 +80,25 @@ nlohmann::json::json_pointer operator "" _json_pointer(const char* s, std::size_
   string(REPLACE "${def_pointer}" "${decl_pointer}" text "${text}")
   set(header [=[
 // Derived from @SRC@ by actionloop-cpp's build (cmake/json_literals.cmake); do not edit.
-// The only change: operator "" _json and operator "" _json_pointer are declared, not defined
-// inline; libactionloop_launcher.a defines them (json_literals.cpp). See that file for why.
+// The changes: operator "" _json and operator "" _json_pointer are declared, not defined
+// inline, and basic_json<> is declared extern at the end; libactionloop_launcher.a defines
+// both (json_literals.cpp, json_instance.cpp). See those files for why.
 #pragma GCC system_header
 #define ACTIONLOOP_JSON_LITERALS_OUTLINED 1
 ]=])
   string(REPLACE "@SRC@" "${ACTIONLOOP_SYSTEM_JSON_HPP}" header "${header}")
+  set(footer [=[
+
+// actionloop: basic_json<> is instantiated once, in libactionloop_launcher.a (json_instance.cpp).
+#ifndef ACTIONLOOP_JSON_EXTERN_TEMPLATE
+#define ACTIONLOOP_JSON_EXTERN_TEMPLATE
+#ifndef ACTIONLOOP_INSTANTIATE_JSON
+extern template class nlohmann::basic_json<>;
+#endif
+#endif
+]=])
   # Rewritten only when it changes, so a reconfigure does not rebuild the precompiled header.
-  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/json.hpp.derived "${header}${text}")
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/json.hpp.derived "${header}${text}${footer}")
   configure_file(${CMAKE_CURRENT_BINARY_DIR}/json.hpp.derived ${target} COPYONLY)
   message(STATUS "json literals: declared in ${target}, defined in the launcher")
   set(${result_var} ON PARENT_SCOPE)

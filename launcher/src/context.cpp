@@ -1,39 +1,41 @@
-// actionloop::context: the activation's __OW_* variables, read once per construction.
+// actionloop::context: the activation's fields, given by the launcher as a value.
 #include <actionloop/action.hpp>
 
-#include <cstdlib>
+#include "activation.hpp"
 
 namespace actionloop {
 namespace {
 
-std::string env_or_empty(const char* name) {
-    const char* value = std::getenv(name);
-    return value != nullptr ? value : "";
-}
+// The activation the launcher is serving on this thread, for context's default constructor.
+thread_local const context* current_activation = nullptr;
 
-std::chrono::system_clock::time_point parse_deadline(const std::string& text) {
-    char* end = nullptr;
-    long long ms = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || end == nullptr || *end != '\0' || ms <= 0) {
-        return std::chrono::system_clock::time_point::max();
-    }
-    return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
+const context& empty_context() {
+    static const context empty{"", "", "", ""};
+    return empty;
 }
 
 }  // namespace
 
 context::context()
-    : activation_id_(env_or_empty("__OW_ACTIVATION_ID")),
-      action_name_(env_or_empty("__OW_ACTION_NAME")),
-      namespace_(env_or_empty("__OW_NAMESPACE")),
-      api_host_(env_or_empty("__OW_API_HOST")),
-      deadline_(parse_deadline(env_or_empty("__OW_DEADLINE"))) {}
+    : context(current_activation != nullptr ? *current_activation : empty_context()) {}
+
+context::context(std::string activation_id, std::string action_name, std::string ns,
+                 std::string api_host, time_point deadline)
+    : activation_id_(std::move(activation_id)),
+      action_name_(std::move(action_name)),
+      namespace_(std::move(ns)),
+      api_host_(std::move(api_host)),
+      deadline_(deadline) {}
 
 std::chrono::milliseconds context::time_left() const {
     using namespace std::chrono;
-    if (deadline_ == system_clock::time_point::max()) return hours(24 * 365);
+    if (deadline_ == time_point::max()) return hours(24 * 365);
     auto left = duration_cast<milliseconds>(deadline_ - system_clock::now());
     return left.count() > 0 ? left : milliseconds(0);
 }
+
+serving::serving(const context& ctx) : previous_(current_activation) { current_activation = &ctx; }
+
+serving::~serving() { current_activation = previous_; }
 
 }  // namespace actionloop

@@ -1,5 +1,7 @@
-// The one explicit instantiation of nlohmann::json that every action links (see action.hpp).
+// The one explicit instantiation of nlohmann::json that every action links: the <nlohmann/json.hpp>
+// that actions compile against declares it extern (cmake/json_literals.cmake), so their
+// translation units, and the precompiled header, do not instantiate its members again.
 #define ACTIONLOOP_INSTANTIATE_JSON
-#include <actionloop/action.hpp>
+#include <nlohmann/json.hpp>
 
 template class nlohmann::basic_json<>;

@@ -7,7 +7,7 @@
 // precompiled header `compile` uses — instantiate json::parse<const char*> (the whole parser),
 // about 0.6 s of each /init. The bodies below are the header's own, so behaviour is unchanged.
 // This file is only built when the header was derived (launcher/CMakeLists.txt).
-#include <actionloop/action.hpp>  // json.hpp, and the extern template of basic_json<>
+#include <nlohmann/json.hpp>  // the derived one, with the extern template of basic_json<>
 
 #ifndef ACTIONLOOP_JSON_LITERALS_OUTLINED
 #error "json_literals.cpp needs the derived <nlohmann/json.hpp> (cmake/json_literals.cmake)"

@@ -30,8 +30,9 @@ TEST_CASE("recent ids survives heavy churn with colliding probe chains") {
     for (std::uint64_t i = 9000; i < 9900; ++i) CHECK_FALSE(ids.contains((i % 7) << 7 | (i << 20)));
 }
 
-// The capacity comes from the config; a hostile one must not make the action allocate
-// without bound (1e12 asked for 8 TB) nor hit the undefined cast of a double above 2^64.
+// B5 (docs/protocol.md): the capacity comes from the config; a hostile one must not make the
+// action allocate without bound (1e12 asked for 8 TB) nor hit the undefined cast of a double
+// above 2^64.
 TEST_CASE("config.recent_ids is bounded: above MAX_RECENT_IDS or fractional it is refused") {
     using alerts::MAX_RECENT_IDS;
     const auto with_ids = [](nlohmann::json ids) {

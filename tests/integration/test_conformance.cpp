@@ -1,6 +1,6 @@
 // OpenWhisk's own runtime tests, replayed against the real proxy: BasicActionRunnerTests with
-// the actionloop-base fixtures (reference E.2: no compiler, no ack), ActionLoopContainerTests
-// (E.3) and the upstream Go unit-test expectations (E.6).
+// the actionloop-base fixtures (no compiler, no ack), ActionLoopContainerTests and the
+// upstream Go proxy's unit-test expectations.
 #include <doctest/doctest.h>
 
 #include "archive_builder.hpp"

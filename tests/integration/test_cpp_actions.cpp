@@ -2,6 +2,7 @@
 // and linked with the launcher, then run through the proxy (with the ack, as in the image).
 // Each case compiles real C++, so there are few of them and each covers one promise of the
 // action contract (protocol.md "The C++ action contract").
+#include <chrono>
 #include <doctest/doctest.h>
 
 #include "archive_builder.hpp"
@@ -70,6 +71,37 @@ TEST_CASE("cpp: the SDK header gives the activation context") {
     const http_reply reply = proxy.run(json::object(), extra);
     CHECK(reply.status == 200);
     CHECK(json_of(reply) == json{{"activation_id", "abc"}, {"action_name", "/guest/ctx"}});
+}
+
+TEST_CASE("cpp: main can take the context as a value, built from each request") {
+    proxy_process proxy(cpp_runtime());
+    CHECK_REPLY(proxy.init(cpp_source("context_value.cpp")), 200, OK_BODY);
+    const auto in_a_minute = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch() + std::chrono::minutes(1));
+    const json first = {{"activation_id", "a1"},
+                        {"action_name", "/guest/ctx"},
+                        {"namespace", "guest"},
+                        {"deadline", std::to_string(in_a_minute.count())}};
+    http_reply reply = proxy.run(json::object(), first);
+    CHECK(reply.status == 200);
+    CHECK(json_of(reply) == json{{"activation_id", "a1"}, {"action_name", "/guest/ctx"},
+                                 {"namespace", "guest"}, {"has_deadline", true},
+                                 {"left_positive", true}, {"default_constructed", "a1"},
+                                 {"env", "a1"}});
+    // The next activation has no name, no deadline, and its environment variable is gone:
+    // the context holds this request's fields only and does not read the environment.
+    reply = proxy.run(json{{"clear_env", true}}, json{{"activation_id", "a2"}});
+    CHECK(reply.status == 200);
+    CHECK(json_of(reply) == json{{"activation_id", "a2"}, {"action_name", ""},
+                                 {"namespace", ""}, {"has_deadline", false},
+                                 {"left_positive", true}, {"default_constructed", "a2"},
+                                 {"env", ""}});
+    // A deadline past what the clock can hold is no deadline (not an overflow).
+    reply = proxy.run(json::object(),
+                      json{{"activation_id", "a3"}, {"deadline", "99999999999999"}});
+    CHECK(reply.status == 200);
+    CHECK(json_of(reply).value("has_deadline", true) == false);
+    CHECK(json_of(reply).value("left_positive", false) == true);
 }
 
 TEST_CASE("cpp: a compile error is 502 with the compiler's diagnostic") {

@@ -355,7 +355,7 @@ TEST_CASE("faults: an action that never reads its stdin is stopped at the deadli
     }
 }
 
-// B9 (issue 6 report): a missed deadline while the request is being written was sometimes
+// B9 (docs/protocol.md): a missed deadline while the request is being written was sometimes
 // reported as 400 "command exited" (poll timeouts rounded down). The deadline leaves room for
 // a loaded machine: one that has passed when the 1 MiB request arrives is ignored (as not the
 // platform's), and the run would then wait for an answer that never comes.
@@ -392,7 +392,7 @@ TEST_CASE("faults: several lines per answer never shift later answers, nothing l
     CHECK(contains(proxy.stderr_text(), "discarded"));  // the dropped lines are logged
 }
 
-// B2 (issue 6 report): extra output larger than a pipe is still being written when the next
+// B2 (docs/protocol.md): extra output larger than a pipe is still being written when the next
 // activation starts; discard_stale_output() only drains what is there before the request
 // goes out. Output on fd 3 while the next request is still unread means the pipes cannot be
 // trusted: the action is started again and the request (never read, never run) goes to the
@@ -435,7 +435,7 @@ TEST_CASE("faults: children that keep the pipes open die with a crashed action")
     }
 }
 
-// B3 (issue 6 report): a child that left the action's process group (setsid) was not killed
+// B3 (docs/protocol.md): a child that left the action's process group (setsid) was not killed
 // with the action; it kept the old pipes and lived on, outside the proxy's tree. The proxy is
 // now a child subreaper: such orphans come back to it, and it kills them.
 TEST_CASE("faults: children in their own session die with a crashed action") {
@@ -469,7 +469,7 @@ TEST_CASE("faults: a proxy stopped with SIGTERM takes the action and its setsid 
     CHECK(WTERMSIG(status) == SIGTERM);
 }
 
-// B8 (issue 6 report): a crashed action stayed a zombie until the next /run. The proxy now
+// B8 (docs/protocol.md): a crashed action stayed a zombie until the next /run. The proxy now
 // reaps its children as they exit, and still tells why the action went at the next /run.
 TEST_CASE("faults: an action that dies between runs leaves no zombie, without a further /run") {
     action_under_test action(fixture_text("crash_on_run.sh"));
@@ -552,8 +552,9 @@ TEST_CASE("faults: a compiler that hangs is stopped at OW_COMPILE_TIMEOUT_MS, no
     check_clean(proxy, fds, 0, 0);  // the failed build's dir is removed (upstream keeps it)
 }
 
-// Known bug (issue 6 report, B4): once the compiler has closed its output, the proxy waits
-// OW_COMPILE_TIMEOUT_MS a second time and then reports "killed by signal 9", not a timeout.
+// B4 (docs/protocol.md): a compiler that has closed its output and hangs is stopped at
+// OW_COMPILE_TIMEOUT_MS, once, with the timeout message (it was waited for twice and then
+// reported as "killed by signal 9").
 TEST_CASE("faults: a compiler that closes its output and hangs is stopped with a clear error") {
     proxy_process proxy(
         with_compiler("compile_hang_quiet.sh", {{"OW_COMPILE_TIMEOUT_MS", "1000"}}));
@@ -596,13 +597,14 @@ TEST_CASE("faults: a compiler that leaves a process holding its output: init wor
     CHECK(escaped(proxy).empty());
 }
 
-// Known bug (issue 6 report, B7): the action dir of a failed build is kept, so one /init
-// that filled the disk makes every later /init fail too.
+// B7 (docs/protocol.md): the action dir of a failed build is removed, so one /init that
+// filled the disk does not make every later /init fail too. Needs root (a tmpfs); reported as
+// skipped to CTest without it.
 TEST_CASE("faults: a script bigger than the disk is a 502, and a later init fits") {
     proxy_on_small_disk small;
     const proxy_process& proxy = small.proxy;
     if (!small.mounted()) {
-        MESSAGE("skipped: cannot mount a tmpfs here (" << small.why() << "); needs root");
+        skip_test("cannot mount a tmpfs here (" + small.why() + "); needs root");
         return;
     }
     const size_t fds = settled_fds(proxy.pid());
@@ -617,13 +619,14 @@ TEST_CASE("faults: a script bigger than the disk is a 502, and a later init fits
     check_echo(proxy, json{{"disk", "ok"}});
 }
 
-// Known bug (issue 6 report, B6): libarchive reports a failed write(2) of entry data as
-// ARCHIVE_WARN, which extract_archive accepts: the init succeeds with a truncated file.
+// B6 (docs/protocol.md): libarchive reports a failed write(2) of entry data as ARCHIVE_WARN;
+// the extractor treats it as the failure it is, so the init is a 502, not an action with a
+// truncated file. Needs root (a tmpfs); reported as skipped to CTest without it.
 TEST_CASE("faults: an archive bigger than the disk is a 502, not a truncated action") {
     proxy_on_small_disk small;
     const proxy_process& proxy = small.proxy;
     if (!small.mounted()) {
-        MESSAGE("skipped: cannot mount a tmpfs here (" << small.why() << "); needs root");
+        skip_test("cannot mount a tmpfs here (" + small.why() + "); needs root");
         return;
     }
     const std::string zip = make_zip({file_entry("exec", fixture_text("echo.sh"), 0755),

@@ -1,5 +1,6 @@
 #include "test_util.hpp"
 
+#include <iostream>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -114,6 +115,10 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds tim
         std::this_thread::sleep_for(step);
     }
     return true;
+}
+
+void skip_test(const std::string& why) {
+    std::cout << SKIP_MARKER << " " << why << std::endl;
 }
 
 long long epoch_millis() {

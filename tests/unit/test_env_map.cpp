@@ -1,4 +1,4 @@
-// The action's environment map (reference B.7) and the /init body decoding (A.3).
+// The action's environment map and the /init body decoding (docs/protocol.md).
 #include <doctest/doctest.h>
 
 #include <algorithm>

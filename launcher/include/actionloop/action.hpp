@@ -8,12 +8,20 @@
 //         return {{"greeting", "Hello, " + args.value("name", std::string("stranger"))}};
 //     }
 //
-// `compile` (and the CMake helper add_action) renames your entry point to
+// or, to see the activation being served (its id, action name, deadline), take the context as
+// a second parameter:
+//
+//     nlohmann::json main(nlohmann::json args, const actionloop::context& ctx) {
+//         return {{"id", ctx.activation_id()}, {"ms_left", ctx.time_left().count()}};
+//     }
+//
+// `compile` (and the CMake function actionloop_add_action) renames your entry point to
 // `actionloop_main` with a macro, because a global `main` must return int; the launcher
 // library owns the real `int main()` and runs the activation loop:
 //   * one JSON request per line on stdin, one compact JSON answer per line on fd 3;
 //   * `args` is the request's `value` (an object, an array, or {} when absent);
-//   * every other string field of the request is exported as __OW_<FIELD> before the call;
+//   * every other string field of the request is in the context, and is also exported as
+//     __OW_<FIELD> for code that reads the environment, as OpenWhisk's other runtimes do;
 //   * an exception becomes the answer {"error": what()} (also printed on stderr), and the
 //     process keeps serving; globals live as long as the warm process.
 //
@@ -21,13 +29,14 @@
 // events): define this overload instead, and parse with whatever you like (no DOM is built):
 //
 //     void main(std::string_view value, std::string& answer);
+//     void main(std::string_view value, std::string& answer, const actionloop::context& ctx);
 //
 //   * `value` is the request's `value` as raw JSON text, unvalidated ("{}" when absent or not
 //     an object or array); it points into the request line and is valid during the call;
 //   * append one JSON object or array to `answer` (empty on entry; its capacity is reused);
 //     newlines in it become spaces;
-//   * the context is exported and exceptions are answered exactly as above.
-// When both are defined, the raw one is used.
+//   * the context is given and exceptions are answered exactly as above.
+// When both kinds are defined, the raw one is used.
 #ifndef ACTIONLOOP_ACTION_HPP
 #define ACTIONLOOP_ACTION_HPP
 
@@ -37,35 +46,33 @@
 
 #include <nlohmann/json.hpp>
 
-// nlohmann::json's members are compiled once, into the launcher library, so an action
-// compiles in about a second instead of instantiating the whole library again. So are its
-// literal operators "..."_json and "..."_json_pointer: the <nlohmann/json.hpp> that `compile`
-// (and the launcher's CMake target) puts first on the include path only declares them (see
-// cmake/json_literals.cmake), as an inline definition instantiated the whole parser per /init.
-#ifndef ACTIONLOOP_INSTANTIATE_JSON
-extern template class nlohmann::basic_json<>;
-#endif
-
 namespace actionloop {
 
-/// The activation being served, read from the __OW_* variables the launcher exports.
-/// Cheap to construct; construct it inside your function (values change per activation).
+/// The activation being served: the request's fields other than `value`.
 class context {
 public:
-    context();
+    using time_point = std::chrono::system_clock::time_point;
 
-    /// __OW_ACTIVATION_ID, e.g. "2a1c…"; empty outside OpenWhisk.
+    /// A copy of the context of the activation this thread is serving (empty fields and no
+    /// deadline outside an activation). The context parameter of `main` is the same value.
+    context();
+    /// A context with the given fields (for calling your function from your own tests).
+    context(std::string activation_id, std::string action_name, std::string ns,
+            std::string api_host, time_point deadline = time_point::max());
+
+    /// `activation_id`, e.g. "2a1c…"; empty outside OpenWhisk.
     const std::string& activation_id() const { return activation_id_; }
-    /// __OW_ACTION_NAME, e.g. "/guest/alerts/monitor".
+    /// `action_name`, e.g. "/guest/alerts/monitor".
     const std::string& action_name() const { return action_name_; }
-    /// __OW_NAMESPACE of the activation.
+    /// `namespace` of the activation.
     const std::string& ns() const { return namespace_; }
-    /// __OW_API_HOST, for calling back into OpenWhisk.
+    /// `api_host`, for calling back into OpenWhisk.
     const std::string& api_host() const { return api_host_; }
-    /// The activation's deadline (epoch milliseconds from __OW_DEADLINE), or
-    /// time_point::max() when the platform did not give one.
-    std::chrono::system_clock::time_point deadline() const { return deadline_; }
-    /// Time left before the deadline (zero once it has passed; hours when there is none).
+    /// The activation's deadline (`deadline`, epoch milliseconds), or time_point::max() when
+    /// the platform did not give one.
+    time_point deadline() const { return deadline_; }
+    /// Time left before the deadline: zero once it has passed, one year (24 × 365 hours) when
+    /// there is no deadline.
     std::chrono::milliseconds time_left() const;
 
 private:
@@ -73,7 +80,7 @@ private:
     std::string action_name_;
     std::string namespace_;
     std::string api_host_;
-    std::chrono::system_clock::time_point deadline_;
+    time_point deadline_ = time_point::max();
 };
 
 }  // namespace actionloop

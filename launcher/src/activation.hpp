@@ -1,0 +1,43 @@
+// activation.hpp — how the launcher builds an activation's context from its request and makes
+// it the current one (context's default constructor) while the user's function runs.
+#pragma once
+
+#include <actionloop/action.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace actionloop {
+
+/// The context fields of a request, filled member by member (string members only, as the
+/// protocol sends them; `deadline` also as a number). Also exports each string member as
+/// __OW_<KEY>, for code that reads the environment as in OpenWhisk's other runtimes.
+class context_builder {
+public:
+    /// One member of the request other than `value`: its key, and its text if it is a string.
+    void add_string(const std::string& key, const std::string& text);
+    /// `deadline` given as a JSON number (epoch milliseconds).
+    void add_deadline_ms(long long ms);
+    context build();
+
+private:
+    std::string activation_id_;
+    std::string action_name_;
+    std::string namespace_;
+    std::string api_host_;
+    context::time_point deadline_ = context::time_point::max();
+};
+
+/// While alive, `ctx` is what context's default constructor copies on this thread.
+class serving {
+public:
+    explicit serving(const context& ctx);
+    ~serving();
+    serving(const serving&) = delete;
+    serving& operator=(const serving&) = delete;
+
+private:
+    const context* previous_;
+};
+
+}  // namespace actionloop
