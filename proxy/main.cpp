@@ -59,10 +59,8 @@ void stop_children_on_signals() {
 int serve(action_proxy& proxy, const settings& config) {
     stop_children_on_signals();
     start_reaper();
-    httplib::Server server;
-    configure_server(server, proxy);
     spdlog::debug("listening on port {}", config.port);
-    if (!listen_on(server, "0.0.0.0", config.port)) {
+    if (!serve_http(proxy, "0.0.0.0", config.port)) {
         spdlog::critical("cannot listen on port {}", config.port);
         return 1;
     }
