@@ -49,6 +49,12 @@ bool check_ack(const std::string& line) {
     return pipeline != ack.end() && pipeline->is_boolean() && pipeline->get<bool>();
 }
 
+// "60 s" or "250 ms".
+std::string describe_ms(int ms) {
+    if (ms >= 1000 && ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+    return std::to_string(ms) + " ms";
+}
+
 }  // namespace
 
 void executor::start() {
@@ -59,6 +65,7 @@ void executor::start() {
     request.env = options_.env;
     request.stdin_fd = input.read_end.get();
     request.fd3 = output.write_end.get();
+    request.cwd = options_.cwd;
     try {
         child_ = spawn(request);
     } catch (const std::system_error& e) {
@@ -98,7 +105,10 @@ void executor::wait_for_ack() {
             throw start_error("Command exited abruptly during initialization.");
         default:
             child_.kill();
-            throw start_error("The action did not initialize properly.");
+            throw start_error("The action did not initialize properly: no ack arrived on fd 3 in " +
+                              describe_ms(options_.ack_timeout_ms) +
+                              " (with OW_WAIT_FOR_ACK set, an action writes {\"ok\":true} and "
+                              "a newline to fd 3 when it is ready).");
     }
 }
 

@@ -15,7 +15,8 @@
 namespace actionloop {
 
 struct executor_options {
-    std::string command;                // ./action/N/bin/exec
+    std::string command;                // /abs/action/N/bin/exec
+    std::string cwd;                    // action/N/bin: files shipped with the action
     std::vector<std::string> env;       // "NAME=value"
     bool wait_for_ack = false;
     int ack_timeout_ms = 60000;

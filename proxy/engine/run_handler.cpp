@@ -28,17 +28,16 @@ http_answer action_proxy::run(const std::string& body) {
     if (pipeline_) {
         auto outcome = pipeline_->run(body, deadline, answer.body);
         // The launcher writes the sentinels after its answers; a failed activation gets
-        // them here.
+        // them here, after the cause.
+        if (outcome == executor::outcome::exited) log_exit();
         if (outcome != executor::outcome::answered) write_sentinels();
         return answer_of(outcome, std::move(answer));
     }
     std::lock_guard<activation_queue> turn(queue_);
     if (executor_->exited()) restart_action();
     auto outcome = executor_->interact(body, deadline, answer.body);
+    if (outcome == executor::outcome::exited) log_exit();
     write_sentinels();
-    if (outcome == executor::outcome::exited) {
-        spdlog::debug("the action exited during the run ({})", executor_->describe_exit());
-    }
     return answer_of(outcome, std::move(answer));
 }
 
@@ -62,6 +61,11 @@ http_answer action_proxy::answer_of(executor::outcome outcome, http_answer answe
                                               " bytes.");
     }
     throw http_error(BAD_GATEWAY, NOT_OBJECT);
+}
+
+// Said in the activation that saw the crash (its log ends at the sentinels that follow).
+void action_proxy::log_exit() {
+    spdlog::warn("the action exited during the activation ({})", executor_->describe_exit());
 }
 
 // A process that died (crash, deadline, cap) is started again in place: one failure costs
