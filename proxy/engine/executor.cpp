@@ -213,7 +213,7 @@ executor::outcome executor::read_answers(clock::time_point deadline,
 // Reads until one full line is buffered. Data already in the pipe wins over an exit.
 // fd 3 output that shows up while the request still sits unread in the action's stdin
 // (FIONREAD) was written before the action saw the request: the rest of an earlier
-// activation's extra output (more than a pipe holds, or slow, B2). Where it ends and the
+// activation's extra output (more than a pipe holds, or slow). Where it ends and the
 // answer begins cannot be told from the bytes, so the pipes are not trusted: `early` is set
 // and the caller starts the action again and sends the request to the fresh process (it was
 // never read, so it never ran). A well-behaved action reads its request before it answers:

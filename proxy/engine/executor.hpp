@@ -1,4 +1,4 @@
-// The executor: one long-lived action process and its pipes (reference B.1–B.6).
+// The executor: one long-lived action process and its pipes (docs/protocol.md, "The engine").
 // stdin carries one request line per activation, fd 3 brings back one answer line;
 // stdout and stderr are the proxy's own, inherited, so action logs cost the proxy nothing.
 #pragma once

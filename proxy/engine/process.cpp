@@ -97,7 +97,7 @@ void child_process::kill() {
     }
     pid_ = -1;
     pidfd_.reset();
-    kill_orphans();  // what left the group (setsid) and was re-parented to us (B3)
+    kill_orphans();  // what left the group (setsid) and was re-parented to us (see reaper.hpp)
 }
 
 std::string child_process::describe() const {

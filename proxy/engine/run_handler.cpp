@@ -1,4 +1,4 @@
-// /run: forward one line → read one line → check it → answer (reference A.4), with a
+// /run: forward one line → read one line → check it → answer (docs/protocol.md, /run), with a
 // restart of a dead process, the deadline, and the answer cap. One activation at a time
 // (the activation queue), or pipelined when the action offered it (pipeline.hpp).
 #include <chrono>
@@ -41,7 +41,7 @@ http_answer action_proxy::run(const std::string& body) {
     return answer_of(outcome, std::move(answer));
 }
 
-// One activation's outcome as the /run answer (reference A.4, plus deadline and cap).
+// One activation's outcome as the /run answer (the /run table of docs/protocol.md).
 http_answer action_proxy::answer_of(executor::outcome outcome, http_answer answer) {
     switch (outcome) {
         case executor::outcome::answered:

@@ -1,4 +1,4 @@
-// /init: check → decode → unpack → compile → start → {"ok":true} (reference A.3).
+// /init: check → decode → unpack → compile → start → {"ok":true} (docs/protocol.md, /init).
 #include <sys/stat.h>
 
 #include <filesystem>
