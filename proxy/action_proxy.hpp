@@ -50,7 +50,7 @@ private:
 
     // run_handler.cpp
     void restart_action();
-    void log_exit();
+    void end_activation(executor::outcome outcome);
     executor::clock::time_point deadline_of(const std::string& body) const;
     http_answer answer_of(executor::outcome outcome, http_answer answer);
 

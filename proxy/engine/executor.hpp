@@ -44,6 +44,9 @@ public:
 
     /// Starts the process; waits for the ack, or 5 ms for an early exit. Throws start_error.
     void start();
+    /// The one place a running action is started again: stops what is left of it, logs
+    /// `why` ("…; starting it again"), starts it. Throws start_error.
+    void restart(const std::string& why);
     /// True when the process is gone (or was stopped); reaps it.
     bool exited();
     /// Sends one activation (`body` as one line: its newlines removed, one appended) and
@@ -71,7 +74,11 @@ private:
     void wait_for_ack();
     void discard_stale_output();
     size_t drain_fd3();
-    outcome read_line(clock::time_point deadline, std::string& line, bool* early = nullptr);
+    /// How waiting for one answer line ended: an outcome, or output that came before the
+    /// action read its request (stale: an earlier activation's, see executor.cpp).
+    enum class line_result { answered, exited, deadline, too_large, stale };
+    line_result read_line(clock::time_point deadline, std::string& line, bool check_stale);
+    static outcome outcome_of(line_result result);
     bool fill_from_fd3();
 
     executor_options options_;
