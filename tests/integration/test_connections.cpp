@@ -192,3 +192,34 @@ TEST_CASE("connections: clients that disconnect mid-request or before their answ
     CHECK_REPLY(proxy.run_raw(body_of(7)), 200, body_of(7) + "\n");
     proxy.check_streams(42);
 }
+
+TEST_CASE("connections: a slow /init does not hold up other connections") {
+    temp_dir scratch;
+    const std::filesystem::path flag = scratch.path() / "go";
+    const std::filesystem::path compiler = scratch.path() / "slow_compile.sh";
+    // A compiler that waits for the test's go-ahead, then writes the mirror action.
+    write_file(compiler,
+               std::string("#!/bin/bash\nwhile [ ! -e \"$__OW_TEST_FLAG\" ]; do sleep 0.01; done\n"
+                           "printf '%s' '") + MIRROR + "' > \"$3/exec\"\nchmod 755 \"$3/exec\"\n");
+    std::filesystem::permissions(compiler, std::filesystem::perms(0755));
+    proxy_options options;
+    options.env = {{"OW_COMPILER", compiler.string()}, {"__OW_TEST_FLAG", flag.string()}};
+    proxy_process proxy(options);
+    http_reply init;
+    std::atomic<bool> init_done{false};
+    std::thread initializing([&] {
+        init = proxy.init("source that needs compiling");
+        init_done = true;
+    });
+    REQUIRE(wait_until([&] { return !proxy.children().empty(); }, seconds(10)));
+    // The compiler is running: other connections are still served at once.
+    for (int i = 0; i < 20; ++i) {
+        const http_reply other = http_get(proxy.port(), "/", seconds(5));
+        CHECK(other.status == 200);
+    }
+    CHECK_FALSE(init_done.load());  // still compiling
+    write_file(flag, "");
+    initializing.join();
+    CHECK_REPLY(init, 200, OK_BODY);
+    CHECK_REPLY(proxy.run_raw(body_of(1)), 200, body_of(1) + "\n");
+}
