@@ -223,3 +223,22 @@ TEST_CASE("connections: a slow /init does not hold up other connections") {
     CHECK_REPLY(init, 200, OK_BODY);
     CHECK_REPLY(proxy.run_raw(body_of(1)), 200, body_of(1) + "\n");
 }
+
+TEST_CASE("connections: malformed requests get 400 with a JSON body, and the proxy serves on") {
+    proxy_process proxy;
+    REQUIRE(proxy.init(MIRROR).status == 200);
+    const std::string bad_requests[] = {
+        "GARBAGE\r\n\r\n",
+        "GET / HTTP/1.1\r\nX: " + std::string(70000, 'a') + "\r\n\r\n",  // header over 64 KiB
+        "POST /run HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
+        "POST /run HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    };
+    for (const std::string& bad : bad_requests) {
+        INFO("request: " << bad.substr(0, 60));
+        const http_reply reply = proxy.raw(bad, seconds(10));
+        CHECK_ERROR_REPLY(reply, 400, "HTTP error 400");
+        CHECK(reply.header("connection") == "close");
+    }
+    CHECK_REPLY(proxy.run_raw(body_of(3)), 200, body_of(3) + "\n");
+    CHECK(proxy.running());
+}
