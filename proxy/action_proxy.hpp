@@ -26,9 +26,9 @@ class action_proxy {
 public:
     action_proxy(settings config, char** environ_entries);
 
-    /// POST /init (reference A.3).
+    /// POST /init (docs/protocol.md, /init).
     http_answer init(const std::string& body);
-    /// POST /run (reference A.4, plus restart, deadline and answer cap).
+    /// POST /run (the /run table of docs/protocol.md).
     http_answer run(const std::string& body);
 
     /// `proxy -compile MAIN`: builds `payload` like /init would and returns a zip of the
@@ -50,6 +50,7 @@ private:
 
     // run_handler.cpp
     void restart_action();
+    void end_activation(executor::outcome outcome);
     executor::clock::time_point deadline_of(const std::string& body) const;
     http_answer answer_of(executor::outcome outcome, http_answer answer);
 

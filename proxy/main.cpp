@@ -100,10 +100,8 @@ void stop_children_on_signals() {
 int serve(action_proxy& proxy, const settings& config) {
     stop_children_on_signals();
     start_reaper();
-    httplib::Server server;
-    configure_server(server, proxy);
     spdlog::debug("listening on {}:{}", config.host, config.port);
-    if (!listen_on(server, config.host, config.port)) {
+    if (!serve_http(proxy, config.host, config.port)) {
         spdlog::critical("cannot listen on {}:{}", config.host, config.port);
         return 1;
     }

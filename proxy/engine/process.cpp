@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <system_error>
 
 #include "reaper.hpp"
@@ -96,11 +97,16 @@ void child_process::kill() {
     }
     pid_ = -1;
     pidfd_.reset();
-    kill_orphans();  // what left the group (setsid) and was re-parented to us (B3)
+    kill_orphans();  // what left the group (setsid) and was re-parented to us (see reaper.hpp)
 }
 
 std::string child_process::describe() const {
-    if (WIFSIGNALED(status_)) return "killed by signal " + std::to_string(WTERMSIG(status_));
+    if (WIFSIGNALED(status_)) {
+        const int sig = WTERMSIG(status_);
+        const char* name = ::sigabbrev_np(sig);
+        return "killed by signal " + std::to_string(sig) +
+               (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
+    }
     return "exit status " + std::to_string(WEXITSTATUS(status_));
 }
 
@@ -141,6 +147,7 @@ void setup_fds(const spawn_request& request, posix_spawn_file_actions_t& actions
     } else {
         posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     }
+    if (!request.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, request.cwd.c_str());
 }
 
 }  // namespace

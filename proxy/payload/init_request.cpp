@@ -1,6 +1,10 @@
 // /init body decoding with upstream's error texts.
 #include "init_request.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
 #include "http_error.hpp"
 
 namespace actionloop {
@@ -27,6 +31,37 @@ const char* go_type(const json& j) {
            " into Go struct field initBodyRequest." + field + " of type " + type);
 }
 
+// Go's wording for a syntax error ("invalid character 'x' looking for beginning of object
+// key string"), from where nlohmann's parser stopped: the offending byte and what it was
+// parsing. Upstream's text, so a client sees the same message from either proxy.
+std::string go_syntax_error(std::string_view body, const json::parse_error& e) {
+    const std::string what = e.what();
+    size_t at = e.byte > 0 ? std::min<size_t>(e.byte - 1, body.size() - 1) : 0;
+    if (what.find("invalid literal") != std::string::npos) {  // Go names its first byte
+        while (at > 0 && std::isalpha(static_cast<unsigned char>(body[at - 1]))) --at;
+    }
+    const char c = body[at];
+    const char* context = "looking for beginning of value";
+    if (what.find("while parsing object key") != std::string::npos) {
+        context = "looking for beginning of object key string";
+    } else if (what.find("while parsing object separator") != std::string::npos) {
+        context = "after object key";
+    } else if (what.find("while parsing object") != std::string::npos) {
+        context = "after object key:value pair";
+    } else if (what.find("while parsing array") != std::string::npos) {
+        context = "after array element";
+    } else if (what.find("while parsing value - invalid string") != std::string::npos ||
+               what.find("invalid string") != std::string::npos) {
+        context = "in string literal";
+    }
+    if (static_cast<unsigned char>(c) < 0x20) {
+        char escaped[8];
+        std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
+        return std::string("invalid character '") + escaped + "' " + context;
+    }
+    return std::string("invalid character '") + c + "' " + context;
+}
+
 json parse_json(std::string_view body) {
     size_t i = body.find_first_not_of(" \t\r\n");
     if (i == std::string_view::npos) reject("unexpected end of JSON input");
@@ -37,8 +72,10 @@ json parse_json(std::string_view body) {
     try {
         return json::parse(body);
     } catch (const json::parse_error& e) {
-        if (e.byte >= body.size()) reject("unexpected end of JSON input");
-        reject(e.what());
+        if (std::string_view(e.what()).find("unexpected end of input") != std::string_view::npos) {
+            reject("unexpected end of JSON input");
+        }
+        reject(go_syntax_error(body, e));
     } catch (const json::exception& e) {  // e.g. a number out of range: 1e999
         reject(e.what());
     }

@@ -1,6 +1,6 @@
 // Extraction of /init payloads: content-based type detection (zip, gzip, ELF, script), safe
 // unpacking of zip and tar.gz archives into the action directory, and the zip writer used by
-// `proxy -compile`. See actionloop-reference.md A.3 and D, and protocol.md item 5.
+// `proxy -compile`. See docs/protocol.md, /init.
 #pragma once
 
 #include <filesystem>
@@ -12,7 +12,7 @@ namespace actionloop {
 
 enum class payload_kind { zip, gzip, elf, script, other };
 
-// Content-based detection, exactly as upstream (reference A.3): zip = "PK" then byte2 in {3,5,7}
+// Content-based detection, exactly as upstream (docs/protocol.md, /init): zip = "PK" then byte2 in {3,5,7}
 // and byte3 in {4,6,8}; gzip = 1f 8b 08; elf = 7F 'E' 'L' 'F' and size > 52; script = starts with
 // "#!" and size > 2. Checked in that order.
 payload_kind detect_kind(std::string_view data);

@@ -1,4 +1,4 @@
-// The action's environment map (reference B.7).
+// The action's environment map (docs/protocol.md, "Environment of the action").
 #include "env_map.hpp"
 
 #include <cstring>

@@ -1,4 +1,4 @@
-// /run: forward one line → read one line → check it → answer (reference A.4), with a
+// /run: forward one line → read one line → check it → answer (docs/protocol.md, /run), with a
 // restart of a dead process, the deadline, and the answer cap. One activation at a time
 // (the activation queue), or pipelined when the action offered it (pipeline.hpp).
 #include <chrono>
@@ -27,22 +27,17 @@ http_answer action_proxy::run(const std::string& body) {
     http_answer answer;
     if (pipeline_) {
         auto outcome = pipeline_->run(body, deadline, answer.body);
-        // The launcher writes the sentinels after its answers; a failed activation gets
-        // them here.
-        if (outcome != executor::outcome::answered) write_sentinels();
+        end_activation(outcome);
         return answer_of(outcome, std::move(answer));
     }
     std::lock_guard<activation_queue> turn(queue_);
     if (executor_->exited()) restart_action();
     auto outcome = executor_->interact(body, deadline, answer.body);
-    write_sentinels();
-    if (outcome == executor::outcome::exited) {
-        spdlog::debug("the action exited during the run ({})", executor_->describe_exit());
-    }
+    end_activation(outcome);
     return answer_of(outcome, std::move(answer));
 }
 
-// One activation's outcome as the /run answer (reference A.4, plus deadline and cap).
+// One activation's outcome as the /run answer (the /run table of docs/protocol.md).
 http_answer action_proxy::answer_of(executor::outcome outcome, http_answer answer) {
     switch (outcome) {
         case executor::outcome::answered:
@@ -64,13 +59,22 @@ http_answer action_proxy::answer_of(executor::outcome outcome, http_answer answe
     throw http_error(BAD_GATEWAY, NOT_OBJECT);
 }
 
+// The one owner of the sentinels: a pipelining action (our launcher) writes them itself
+// after each answer, so the proxy writes them only for an activation the action could not
+// finish; for any other action, after every activation. A crash is said before them, so
+// it lands in the log of the activation that saw it.
+void action_proxy::end_activation(executor::outcome outcome) {
+    if (outcome == executor::outcome::exited) {
+        spdlog::warn("the action exited during the activation ({})", executor_->describe_exit());
+    }
+    if (!pipeline_ || outcome != executor::outcome::answered) write_sentinels();
+}
+
 // A process that died (crash, deadline, cap) is started again in place: one failure costs
 // one activation, not a cold start.
 void action_proxy::restart_action() {
-    spdlog::warn("the action process is gone ({}); starting it again",
-                 executor_->describe_exit());
     try {
-        executor_->start();
+        executor_->restart("the action process is gone (" + executor_->describe_exit() + ")");
     } catch (const start_error& e) {
         throw http_error(BAD_GATEWAY, std::string("cannot start action: ") + e.what());
     }

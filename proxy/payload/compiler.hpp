@@ -1,4 +1,4 @@
-// Runs OW_COMPILER (reference C.1): `compiler MAIN SRC BIN` with the action's environment;
+// Runs OW_COMPILER (docs/protocol.md, /init): `compiler MAIN SRC BIN` with the action's environment;
 // any output at all is a failure and becomes the error text, as upstream.
 #pragma once
 

@@ -49,6 +49,12 @@ bool check_ack(const std::string& line) {
     return pipeline != ack.end() && pipeline->is_boolean() && pipeline->get<bool>();
 }
 
+// "60 s" or "250 ms".
+std::string describe_ms(int ms) {
+    if (ms >= 1000 && ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+    return std::to_string(ms) + " ms";
+}
+
 }  // namespace
 
 void executor::start() {
@@ -59,6 +65,7 @@ void executor::start() {
     request.env = options_.env;
     request.stdin_fd = input.read_end.get();
     request.fd3 = output.write_end.get();
+    request.cwd = options_.cwd;
     try {
         child_ = spawn(request);
     } catch (const std::system_error& e) {
@@ -89,16 +96,34 @@ void executor::start() {
 void executor::wait_for_ack() {
     std::string line;
     auto deadline = clock::now() + milliseconds(options_.ack_timeout_ms);
-    switch (read_line(deadline, line)) {
-        case outcome::answered:
+    switch (read_line(deadline, line, false)) {
+        case line_result::answered:
             pipelined_ = check_ack(line);
             return;
-        case outcome::exited:
+        case line_result::exited:
             child_.kill();
             throw start_error("Command exited abruptly during initialization.");
         default:
             child_.kill();
-            throw start_error("The action did not initialize properly.");
+            throw start_error("The action did not initialize properly: no ack arrived on fd 3 in " +
+                              describe_ms(options_.ack_timeout_ms) +
+                              " (with OW_WAIT_FOR_ACK set, an action writes {\"ok\":true} and "
+                              "a newline to fd 3 when it is ready).");
+    }
+}
+
+void executor::restart(const std::string& why) {
+    spdlog::warn("{}; starting it again", why);
+    child_.kill();
+    start();
+}
+
+executor::outcome executor::outcome_of(line_result result) {
+    switch (result) {
+        case line_result::answered: return outcome::answered;
+        case line_result::deadline: return outcome::deadline;
+        case line_result::too_large: return outcome::too_large;
+        default: return outcome::exited;
     }
 }
 
@@ -150,22 +175,19 @@ executor::outcome executor::interact(std::string_view body, clock::time_point de
             child_.kill();
             return sent == write_result::late ? outcome::deadline : outcome::exited;
         }
-        bool early = false;
-        outcome result = read_line(deadline, line, attempt == 0 ? &early : nullptr);
-        if (early) {
-            spdlog::warn("the action was still writing to fd 3 after its answer when the next "
-                         "request came; starting it again for that request");
-            child_.kill();
+        const line_result result = read_line(deadline, line, attempt == 0);
+        if (result == line_result::stale) {
             try {
-                start();
+                restart("the action was still writing to fd 3 after its answer when the next "
+                        "request came (that request goes to the fresh process)");
             } catch (const start_error& e) {
                 spdlog::warn("cannot start the action again: {}", e.what());
                 return outcome::exited;
             }
             continue;
         }
-        if (result != outcome::answered) child_.kill();
-        return result;
+        if (result != line_result::answered) child_.kill();
+        return outcome_of(result);
     }
 }
 
@@ -203,28 +225,27 @@ executor::outcome executor::read_answers(clock::time_point deadline,
 // Reads until one full line is buffered. Data already in the pipe wins over an exit.
 // fd 3 output that shows up while the request still sits unread in the action's stdin
 // (FIONREAD) was written before the action saw the request: the rest of an earlier
-// activation's extra output (more than a pipe holds, or slow, B2). Where it ends and the
-// answer begins cannot be told from the bytes, so the pipes are not trusted: `early` is set
-// and the caller starts the action again and sends the request to the fresh process (it was
+// activation's extra output (more than a pipe holds, or slow). Where it ends and the
+// answer begins cannot be told from the bytes, so the pipes are not trusted: the result is
+// `stale` and the caller starts the action again and sends the request to the fresh process (it was
 // never read, so it never ran). A well-behaved action reads its request before it answers:
 // the check costs one ioctl per answer.
-executor::outcome executor::read_line(clock::time_point deadline, std::string& line,
-                                      bool* early) {
+executor::line_result executor::read_line(clock::time_point deadline, std::string& line,
+                                          bool check_stale) {
     for (;;) {
         bool gone = false;
         short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), poll_timeout(deadline), gone);
-        if (revents == 0 && !gone) return outcome::deadline;
-        if (early != nullptr && revents != 0 && !gone && unread_request_bytes(stdin_.get()) > 0) {
-            *early = true;
-            return outcome::exited;
+        if (revents == 0 && !gone) return line_result::deadline;
+        if (check_stale && revents != 0 && !gone && unread_request_bytes(stdin_.get()) > 0) {
+            return line_result::stale;
         }
         if (fill_from_fd3()) {
             size_t extra = answer_.take_line(line);
             if (extra > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", extra);
-            return outcome::answered;
+            return line_result::answered;
         }
-        if (answer_.overflowed()) return outcome::too_large;
-        if (gone || fd3_eof_) return outcome::exited;  // the caller stops what is left
+        if (answer_.overflowed()) return line_result::too_large;
+        if (gone || fd3_eof_) return line_result::exited;  // the caller stops what is left
     }
 }
 

@@ -45,6 +45,7 @@ struct spawn_request {
     int stdout_fd = 1;              // becomes fd 1
     int stderr_fd = 2;              // becomes fd 2
     int fd3 = -1;                   // becomes fd 3 when >= 0
+    std::string cwd;                // the child's working directory ("": the proxy's)
 };
 
 /// A running child. Destruction kills its process group and reaps it.

@@ -1,5 +1,6 @@
-// The one place that turns failures into HTTP answers: every error the proxy reports is an
-// http_error carrying its status, rendered as {"error":"…"}\n with application/json.
+// The error type of the proxy: every failure it reports is an http_error carrying its
+// status; answers.cpp is the one place that renders it, as {"error":"…"}\n with
+// application/json.
 #pragma once
 
 #include <stdexcept>
@@ -12,11 +13,11 @@ namespace actionloop {
 /// Statuses, as upstream uses them.
 enum status : int {
     OK = 200,
-    BAD_REQUEST = 400,        // unreadable body, undecodable init, process died during a run
+    BAD_REQUEST = 400,        // unreadable request or /init body, the action died during a run
     FORBIDDEN = 403,          // second init, init without code
     PAYLOAD_TOO_LARGE = 413,  // request body over the limit (ours)
-    INTERNAL_ERROR = 500,     // no action defined yet, command exited
-    BAD_GATEWAY = 502,        // extract/compile/start failure, bad answer, deadline (ours)
+    INTERNAL_ERROR = 500,     // no action defined yet; an unexpected internal failure
+    BAD_GATEWAY = 502,        // extract/compile/start failure, bad answer, deadline, answer cap
 };
 
 class http_error : public std::runtime_error {

@@ -147,7 +147,7 @@ void kill_children(bool owned_too) {
                 owned_exited = true;
             }
         }
-        // An action or compiler that exited takes along what it left behind (B3).
+        // An action or compiler that exited takes along what it left behind (see reaper.hpp).
         if (owned_exited) kill_children(false);
     }
 }

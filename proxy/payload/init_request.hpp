@@ -1,4 +1,4 @@
-// Decoding /init's body (reference A.3): the JSON shape, with Go's error texts, and
+// Decoding /init's body (docs/protocol.md, /init): the JSON shape, with Go's error texts, and
 // strict standard base64.
 #pragma once
 

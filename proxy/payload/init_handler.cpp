@@ -1,4 +1,4 @@
-// /init: check → decode → unpack → compile → start → {"ok":true} (reference A.3).
+// /init: check → decode → unpack → compile → start → {"ok":true} (docs/protocol.md, /init).
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -120,6 +120,8 @@ void action_proxy::check_execution_env(const std::string& dir) {
     std::stringstream content;
     content << file.rdbuf();
     if (trim(content.str()) != settings_.execution_env) {
+        spdlog::warn("exec.env mismatch: expected '{}', the action's is '{}'",
+                     settings_.execution_env, trim(content.str()));
         write_stdout("Expected exec.env should start with " + settings_.execution_env +
                      "\nActual value: " + content.str());
         throw start_error("Execution environment version mismatch. See logs for details.");
@@ -128,7 +130,11 @@ void action_proxy::check_execution_env(const std::string& dir) {
 
 std::unique_ptr<executor> action_proxy::start_action(const std::string& dir) {
     executor_options options;
-    options.command = "./" + dir + "/bin/exec";
+    // The action runs in its own directory, so the files shipped next to exec are found by
+    // a relative path; the command is absolute for the same reason.
+    const fs::path bin = fs::absolute(dir + "/bin");
+    options.command = (bin / "exec").string();
+    options.cwd = bin.string();
     ::chmod(options.command.c_str(), 0755);
     options.env = env_.for_action();
     options.wait_for_ack = !settings_.wait_for_ack.empty();

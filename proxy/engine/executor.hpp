@@ -1,4 +1,4 @@
-// The executor: one long-lived action process and its pipes (reference B.1–B.6).
+// The executor: one long-lived action process and its pipes (docs/protocol.md, "The engine").
 // stdin carries one request line per activation, fd 3 brings back one answer line;
 // stdout and stderr are the proxy's own, inherited, so action logs cost the proxy nothing.
 #pragma once
@@ -15,7 +15,8 @@
 namespace actionloop {
 
 struct executor_options {
-    std::string command;                // ./action/N/bin/exec
+    std::string command;                // /abs/action/N/bin/exec
+    std::string cwd;                    // action/N/bin: files shipped with the action
     std::vector<std::string> env;       // "NAME=value"
     bool wait_for_ack = false;
     int ack_timeout_ms = 60000;
@@ -43,6 +44,9 @@ public:
 
     /// Starts the process; waits for the ack, or 5 ms for an early exit. Throws start_error.
     void start();
+    /// The one place a running action is started again: stops what is left of it, logs
+    /// `why` ("…; starting it again"), starts it. Throws start_error.
+    void restart(const std::string& why);
     /// True when the process is gone (or was stopped); reaps it.
     bool exited();
     /// Sends one activation (`body` as one line: its newlines removed, one appended) and
@@ -70,7 +74,11 @@ private:
     void wait_for_ack();
     void discard_stale_output();
     size_t drain_fd3();
-    outcome read_line(clock::time_point deadline, std::string& line, bool* early = nullptr);
+    /// How waiting for one answer line ended: an outcome, or output that came before the
+    /// action read its request (stale: an earlier activation's, see executor.cpp).
+    enum class line_result { answered, exited, deadline, too_large, stale };
+    line_result read_line(clock::time_point deadline, std::string& line, bool check_stale);
+    static outcome outcome_of(line_result result);
     bool fill_from_fd3();
 
     executor_options options_;

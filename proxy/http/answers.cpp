@@ -1,0 +1,35 @@
+#include "answers.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "http_error.hpp"
+
+namespace actionloop {
+
+route route_of(std::string_view target) {
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (path == "/init") return route::init;
+    if (path == "/run") return route::run;
+    return route::other;
+}
+
+http_answer answer_for(action_proxy& proxy, route which, const std::string& body) {
+    const char* name = which == route::init ? "/init" : "/run";
+    try {
+        return which == route::init ? proxy.init(body) : proxy.run(body);
+    } catch (const http_error& e) {
+        return {e.status(), error_body(e.what())};
+    } catch (const std::exception& e) {
+        spdlog::error("{} failed: {}", name, e.what());
+        return {BAD_GATEWAY, error_body(e.what())};
+    } catch (...) {
+        spdlog::error("{} failed", name);
+        return {INTERNAL_ERROR, error_body("internal error")};
+    }
+}
+
+std::string too_large_message(size_t limit) {
+    return "The request body exceeds the limit of " + std::to_string(limit) + " bytes.";
+}
+
+}  // namespace actionloop

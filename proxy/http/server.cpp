@@ -1,0 +1,96 @@
+#include "server.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <spdlog/spdlog.h>
+
+#include "session.hpp"
+
+namespace actionloop {
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+// Each connection is one descriptor: the soft limit (often 1024) goes up to the hard one.
+void raise_open_files_limit() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &limit);
+    }
+}
+
+class listener {
+public:
+    listener(asio::io_context& io, tcp::acceptor& acceptor, server_context& context)
+        : io_(io), acceptor_(acceptor), retry_(io), context_(context) {}
+
+    void accept() {
+        acceptor_.async_accept(
+                               [this](boost::system::error_code ec, tcp::socket socket) {
+                                   on_accept(ec, std::move(socket));
+                               });
+    }
+
+private:
+    void on_accept(boost::system::error_code ec, tcp::socket socket) {
+        if (ec) {
+            // Out of descriptors (or similar): try again shortly instead of spinning.
+            spdlog::warn("cannot accept a connection: {}", ec.message());
+            retry_.expires_after(std::chrono::milliseconds(10));
+            retry_.async_wait([this](boost::system::error_code) { accept(); });
+            return;
+        }
+        boost::system::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);  // a small answer must not wait
+        std::make_shared<session>(std::move(socket), context_)->start();
+        accept();
+    }
+
+    asio::io_context& io_;
+    tcp::acceptor& acceptor_;
+    asio::steady_timer retry_;
+    server_context& context_;
+};
+
+bool bind_listener(tcp::acceptor& acceptor, const std::string& host, int port) {
+    boost::system::error_code ec;
+    const tcp::endpoint endpoint(asio::ip::make_address(host, ec), static_cast<unsigned short>(port));
+    if (ec) return false;
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    return !ec;
+}
+
+}  // namespace
+
+bool serve_http(action_proxy& proxy, const std::string& host, int port) {
+    raise_open_files_limit();
+    asio::io_context io(1);
+    tcp::acceptor acceptor(io);
+    if (!bind_listener(acceptor, host, port)) return false;
+    asio::thread_pool workers(std::max<size_t>(proxy.config().threads, 1));
+    server_context context{proxy, workers, proxy.config().max_body_bytes};
+    listener accepting(io, acceptor, context);
+    accepting.accept();
+    for (;;) {
+        try {
+            io.run();
+            return true;
+        } catch (const std::exception& e) {
+            spdlog::error("HTTP server: {}", e.what());  // one connection's problem
+        }
+    }
+}
+
+}  // namespace actionloop

@@ -1,0 +1,173 @@
+#include "session.hpp"
+
+#include <array>
+#include <chrono>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+#include "answers.hpp"
+#include "http_error.hpp"
+
+namespace actionloop {
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using namespace std::chrono_literals;
+
+constexpr auto IDLE_TIMEOUT = 60s;    // between two requests of a keep-alive connection
+constexpr auto IO_TIMEOUT = 300s;     // a slow client sending a large action, or reading
+constexpr size_t HEADER_LIMIT = 64u << 10;
+constexpr size_t DRAIN_LIMIT = 1u << 30;  // what is read and dropped after a 413
+constexpr const char* CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
+
+}  // namespace
+
+void session::read_header() {
+    parser_.emplace();
+    parser_->header_limit(HEADER_LIMIT);
+    parser_->body_limit(context_.max_body_bytes);
+    stream_.expires_after(IDLE_TIMEOUT);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](error_code ec, size_t) {
+                                self->on_header(ec);
+                            });
+}
+
+void session::on_header(error_code ec) {
+    if (ec) {
+        answer_read_error(ec);
+        return;
+    }
+    const auto& request = parser_->get();
+    version_ = request.version();
+    keep_alive_ = request.keep_alive();
+    if (parser_->is_done()) {
+        dispatch();
+        return;
+    }
+    if (boost::beast::iequals(request[http::field::expect], "100-continue")) {
+        stream_.expires_after(IO_TIMEOUT);
+        asio::async_write(stream_, asio::buffer(CONTINUE, std::char_traits<char>::length(CONTINUE)),
+                          [self = shared_from_this()](error_code write_ec, size_t) {
+                              if (!write_ec) self->read_body();
+                          });
+        return;
+    }
+    read_body();
+}
+
+void session::read_body() {
+    stream_.expires_after(IO_TIMEOUT);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](error_code ec, size_t) { self->on_body(ec); });
+}
+
+void session::on_body(error_code ec) {
+    if (ec) {
+        answer_read_error(ec);
+        return;
+    }
+    dispatch();
+}
+
+// A request that could not be read: too large (413, then the rest is read and dropped so
+// the client gets its answer, not a reset), malformed (400), or the client is gone (no
+// answer: nobody to read it). Returns whether an answer was sent.
+bool session::answer_read_error(error_code ec) {
+    if (ec == http::error::body_limit) {
+        keep_alive_ = false;
+        respond(PAYLOAD_TOO_LARGE, error_body(too_large_message(context_.max_body_bytes)), true,
+                true);
+        return true;
+    }
+    // Socket errors and timeouts are not the parser's; nor is a stream that ends early.
+    const bool gone = ec.category() != make_error_code(http::error::bad_target).category() ||
+                      ec == http::error::end_of_stream || ec == http::error::partial_message;
+    if (gone) {
+        error_code ignored;
+        stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+        stream_.close();
+        return false;
+    }
+    keep_alive_ = false;
+    respond(BAD_REQUEST, error_body("HTTP error 400"), true, true);
+    return true;
+}
+
+void session::dispatch() {
+    stream_.expires_never();
+    const auto target = parser_->get().target();
+    const route which = route_of(std::string_view(target.data(), target.size()));
+    if (which == route::other) {
+        respond(OK, std::string(), false, false);  // upstream: 200, nothing
+        return;
+    }
+    asio::post(context_.workers, [self = shared_from_this(), which,
+                                  body = std::move(parser_->get().body())]() {
+        http_answer answer = answer_for(self->context_.proxy, which, body);
+        asio::post(self->stream_.get_executor(), [self, answer = std::move(answer)]() mutable {
+            self->respond(answer.status, std::move(answer.body), true, false);
+        });
+    });
+}
+
+// One answer, header and body in one write; Content-Length always.
+void session::respond(int status, std::string body, bool json, bool close) {
+    response_ = {};
+    response_.version(version_);
+    response_.result(static_cast<unsigned>(status));
+    if (json) response_.set(http::field::content_type, "application/json");
+    response_.body() = std::move(body);
+    response_.keep_alive(keep_alive_ && !close);
+    response_.prepare_payload();
+    stream_.expires_after(IO_TIMEOUT);
+    http::async_write(stream_, response_,
+                      [self = shared_from_this(), close](error_code ec, size_t) {
+                          self->on_written(ec, close);
+                      });
+}
+
+void session::on_written(error_code ec, bool close) {
+    if (ec) {
+        stream_.close();
+        return;
+    }
+    if (close) {
+        drain_and_close();
+        return;
+    }
+    if (!keep_alive_) {
+        error_code ignored;
+        stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+        stream_.close();
+        return;
+    }
+    read_header();
+}
+
+// After an answer that ends the connection early (413, 400): stop sending, then read and
+// drop what the client still sends until it closes (a bounded while), so closing does not
+// reset the connection before the client has read the answer.
+void session::drain_and_close() {
+    error_code ignored;
+    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+    struct drain {
+        std::shared_ptr<session> self;
+        std::shared_ptr<std::array<char, 16384>> scratch;
+        size_t dropped = 0;
+        void operator()(error_code ec, size_t n) {
+            dropped += n;
+            if (ec || dropped > DRAIN_LIMIT) {
+                self->stream_.close();
+                return;
+            }
+            self->stream_.async_read_some(asio::buffer(*scratch), std::move(*this));
+        }
+    };
+    stream_.expires_after(std::chrono::seconds(5));
+    drain{shared_from_this(), std::make_shared<std::array<char, 16384>>()}(error_code{}, 0);
+}
+
+}  // namespace actionloop

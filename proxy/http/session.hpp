@@ -1,0 +1,56 @@
+// One HTTP connection: read a request (header first, so an oversized body is refused before
+// it is buffered, and 100-continue is answered), hand /init and /run to a worker, write the
+// answer with one write (header and body together), and read the next request on the same
+// buffers (keep-alive).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "action_proxy.hpp"
+
+namespace actionloop {
+
+/// What every session shares.
+struct server_context {
+    action_proxy& proxy;
+    boost::asio::thread_pool& workers;  // /init and /run block: they run here
+    size_t max_body_bytes;
+};
+
+class session : public std::enable_shared_from_this<session> {
+public:
+    session(boost::asio::ip::tcp::socket socket, server_context& context)
+        : stream_(std::move(socket)), context_(context) {}
+
+    void start() { read_header(); }
+
+private:
+    using error_code = boost::beast::error_code;
+
+    void read_header();
+    void on_header(error_code ec);
+    void read_body();
+    void on_body(error_code ec);
+    bool answer_read_error(error_code ec);
+    void dispatch();
+    void respond(int status, std::string body, bool json, bool close);
+    void on_written(error_code ec, bool close);
+    void drain_and_close();
+
+    boost::beast::tcp_stream stream_;
+    boost::beast::flat_buffer buffer_;  // reused across the connection's requests
+    std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+    boost::beast::http::response<boost::beast::http::string_body> response_;
+    unsigned version_ = 11;
+    bool keep_alive_ = true;
+    server_context& context_;
+};
+
+}  // namespace actionloop

@@ -1,0 +1,23 @@
+// Routing of the HTTP layer: /init and /run on the exact path, the query string ignored.
+#include <doctest/doctest.h>
+
+#include "answers.hpp"
+
+using actionloop::route;
+using actionloop::route_of;
+
+TEST_CASE("routing: /init and /run on the exact path, the query string ignored") {
+    CHECK(route_of("/init") == route::init);
+    CHECK(route_of("/run") == route::run);
+    CHECK(route_of("/run?blocking=true") == route::run);
+    CHECK(route_of("/init?") == route::init);
+    for (const char* other : {"/", "", "/run/", "/RUN", "/init/x", "run", "/runx", "?/run"}) {
+        INFO("target: " << other);
+        CHECK(route_of(other) == route::other);
+    }
+}
+
+TEST_CASE("routing: the 413 text names the limit") {
+    CHECK(actionloop::too_large_message(1000) ==
+          "The request body exceeds the limit of 1000 bytes.");
+}
