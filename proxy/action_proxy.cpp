@@ -12,8 +12,7 @@ namespace fs = std::filesystem;
 
 action_proxy::action_proxy(settings config, char** environ_entries)
     : settings_(std::move(config)),
-      env_(ACTIONLOOP_VERSION, settings_.execution_env, settings_.wait_for_ack,
-           environ_entries) {
+      env_(ACTIONLOOP_VERSION, settings_.execution_env, settings_.wait_for_ack, environ_entries) {
     if (settings_.debug) env_.apply({{"OW_DEBUG", "/tmp/action.log"}});  // as upstream
     fs::create_directories(settings_.action_dir);
     // Numbering continues from the highest existing action/N, as upstream.

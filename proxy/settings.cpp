@@ -1,9 +1,9 @@
 // Settings from the command line and the environment, and the help that lists them all.
 #include "settings.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <algorithm>
 #include <iterator>
 #include <stdexcept>
 #include <string_view>
@@ -14,7 +14,7 @@ namespace {
 constexpr std::uint64_t DEFAULT_MAX_EXTRACT_BYTES = std::uint64_t{1} << 30;  // 1 GiB
 
 struct knob {
-    const char* name;           // a flag with its argument, or an environment variable
+    const char* name;  // a flag with its argument, or an environment variable
     const char* default_value;
     const char* meaning;
 };
@@ -22,39 +22,47 @@ struct knob {
 // The one list of what the proxy reads; help_text() prints it, the README's table mirrors it.
 const knob FLAGS[] = {
     {"-port N", "8080", "TCP port to listen on (1..65535)"},
-    {"-host ADDR", "0.0.0.0", "address to listen on (all interfaces; 127.0.0.1: loopback only); "
-                              "also OW_HOST"},
+    {"-host ADDR", "0.0.0.0",
+     "address to listen on (all interfaces; 127.0.0.1: loopback only); "
+     "also OW_HOST"},
     {"-debug", "off", "verbose logs, a second /init allowed, failed action dirs kept"},
-    {"-compile MAIN", "", "offline compile: a source file or zip on stdin, a zip of the built "
-                          "action on stdout (needs OW_COMPILER for sources)"},
-    {"-env JSON", "{}", "with -compile: the /init env the compiler sees, e.g. "
-                        "'{\"ACTIONLOOP_CXXFLAGS\":\"-O2\"}'"},
+    {"-compile MAIN", "",
+     "offline compile: a source file or zip on stdin, a zip of the built "
+     "action on stdout (needs OW_COMPILER for sources)"},
+    {"-env JSON", "{}",
+     "with -compile: the /init env the compiler sees, e.g. "
+     "'{\"ACTIONLOOP_CXXFLAGS\":\"-O2\"}'"},
     {"-version", "", "print the version and exit"},
     {"-h, -help", "", "print this help and exit"},
 };
 
 const knob VARIABLES[] = {
-    {"OW_COMPILER", "empty", "compile script run at /init for sources (compile MAIN SRC BIN); "
-                             "empty: no compilation"},
+    {"OW_COMPILER", "empty",
+     "compile script run at /init for sources (compile MAIN SRC BIN); "
+     "empty: no compilation"},
     {"OW_WAIT_FOR_ACK", "empty", "wait for the action's {\"ok\":true} on fd 3 at start"},
     {"OW_EXECUTION_ENV", "empty", "bin/exec.env must hold this value, else the start fails"},
-    {"OW_LOG_INIT_ERROR", "empty", "init errors go to stderr with sentinels; the answer is "
-                                   "generic"},
-    {"OW_SAVE_JAR", "empty", "a jar upload is saved whole as src/<this name> instead of "
-                             "being unpacked (for a Java compiler)"},
+    {"OW_LOG_INIT_ERROR", "empty",
+     "init errors go to stderr with sentinels; the answer is "
+     "generic"},
+    {"OW_SAVE_JAR", "empty",
+     "a jar upload is saved whole as src/<this name> instead of "
+     "being unpacked (for a Java compiler)"},
     {"OW_HOST", "0.0.0.0", "address to listen on when -host is not given"},
     {"OW_MAX_BODY_BYTES", "52428800", "larger request bodies get 413"},
     {"OW_MAX_ANSWER_BYTES", "52428800", "a longer action answer line gets 502 and a restart"},
     {"OW_MAX_EXTRACT_BYTES", "1073741824", "an archive expanding to more gets 502 at /init"},
-    {"OW_DEADLINE_GRACE_MS", "100", "time past a /run's deadline before the action is "
-                                    "stopped (502) and restarted"},
+    {"OW_DEADLINE_GRACE_MS", "100",
+     "time past a /run's deadline before the action is "
+     "stopped (502) and restarted"},
     {"OW_ACK_TIMEOUT_MS", "60000", "how long to wait for the ack"},
     {"OW_COMPILE_TIMEOUT_MS", "300000", "how long the compiler may run"},
     {"OW_THREADS", "64", "HTTP worker threads"},
     {"OW_PIPELINE", "on", "pipelined /runs for actions that accept them; 0 turns it off"},
     {"SPDLOG_LEVEL", "warn", "the proxy's own diagnostics on stderr (-debug: debug)"},
-    {"ACTIONLOOP_CXXFLAGS", "empty", "extra flags for compile (e.g. -O2): in /init's env, or "
-                                     "in the shell for -compile"},
+    {"ACTIONLOOP_CXXFLAGS", "empty",
+     "extra flags for compile (e.g. -O2): in /init's env, or "
+     "in the shell for -compile"},
     {"__OW_*", "", "passed whole to the action and the compiler"},
 };
 
@@ -133,8 +141,8 @@ void append_rows(std::string& out, const knob* begin, const knob* end) {
     for (const knob* k = begin; k != end; ++k) {
         std::string line = "  " + std::string(k->name);
         line.resize(std::max<size_t>(line.size() + 1, 25), ' ');
-        std::string def = *k->default_value != '\0' ? std::string("[") + k->default_value + "] "
-                                                    : std::string();
+        std::string def =
+            *k->default_value != '\0' ? std::string("[") + k->default_value + "] " : std::string();
         out += line + def + k->meaning + "\n";
     }
 }

@@ -284,9 +284,8 @@ void print_core(const char* title, const run_figures& f) {
 int main(int argc, char** argv) {
     bench_options o;
     if (!parse_args(argc, argv, o)) {
-        std::fprintf(stderr,
-                     "usage: alerts_bench [--devices N] [--minutes M>=2] [--batch B] "
-                     "[--json-batches K] [--seed S]\n");
+        std::fprintf(stderr, "usage: alerts_bench [--devices N] [--minutes M>=2] [--batch B] "
+                             "[--json-batches K] [--seed S]\n");
         return 2;
     }
     const std::size_t heap0 = heap_in_use();

@@ -13,18 +13,18 @@
 //                     [--window-batches 400] [--seed 1] [--delays FILE]
 #include <httplib.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-#include <algorithm>
-#include <atomic>
-#include <sstream>
 
 #include "generator/stream_generator.hpp"
 
@@ -163,8 +163,8 @@ void send_all(const options& o, int port, body_queue& queue, tally& t) {
         t.etags += b.etags;
         if (++t.in_window == o.window_batches) {
             const double s = seconds_since(t.t0);
-            std::printf("window %zu etags %zu seconds %.3f etags_per_s %.0f\n", ++t.window,
-                        t.etags, s, static_cast<double>(t.etags) / s);
+            std::printf("window %zu etags %zu seconds %.3f etags_per_s %.0f\n", ++t.window, t.etags,
+                        s, static_cast<double>(t.etags) / s);
             std::fflush(stdout);
             t.in_window = 0;
             t.last = res->body;
@@ -184,9 +184,8 @@ double quantile(std::vector<double>& v, double q) {
 int main(int argc, char** argv) {
     options o;
     if (!parse_args(argc, argv, o)) {
-        std::fprintf(stderr,
-                     "usage: alerts_e2e_client --port P[,P2...] [--devices N] [--batch B] "
-                     "[--windows W] [--window-batches K] [--seed S] [--delays FILE]\n");
+        std::fprintf(stderr, "usage: alerts_e2e_client --port P[,P2...] [--devices N] [--batch B] "
+                             "[--windows W] [--window-batches K] [--seed S] [--delays FILE]\n");
         return 2;
     }
     body_queue queue;

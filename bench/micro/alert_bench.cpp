@@ -19,12 +19,11 @@
 #include <vector>
 
 #include "core/alert_core.hpp"
-#include "loop.hpp"
 #include "generator/stream_generator.hpp"
+#include "loop.hpp"
 #include "runtime/alert_service.hpp"
 
 namespace {
-
 
 alerts::generator_options fleet() {
     alerts::generator_options g;
@@ -57,9 +56,9 @@ std::vector<std::string> request_lines(alerts::stream_generator& gen, size_t siz
     std::vector<std::string> out;
     for (size_t i = 0; i < minute.size(); i += size) {
         const size_t n = std::min(size, minute.size() - i);
-        out.push_back("{\"value\":" +
-                      gen.batch_json(minute.data() + i, n, minute[i + n - 1].arrival + 0.05) +
-                      ",\"activation_id\":\"x\"}");
+        out.push_back(
+            "{\"value\":" + gen.batch_json(minute.data() + i, n, minute[i + n - 1].arrival + 0.05) +
+            ",\"activation_id\":\"x\"}");
     }
     return out;
 }
@@ -68,8 +67,8 @@ void BM_alert_core(benchmark::State& state) {
     const size_t size = static_cast<size_t>(state.range(0));
     alerts::stream_generator gen(fleet());
     alerts::alert_core core;
-    core.set_config(std::make_shared<const alerts::alert_config>(
-        alerts::parse_config(gen.config())));
+    core.set_config(
+        std::make_shared<const alerts::alert_config>(alerts::parse_config(gen.config())));
     for (const core_batch& b : core_batches(gen, size)) core.process(b.etags, b.now);  // warm up
     std::vector<core_batch> batches = core_batches(gen, size);
     size_t next = 0;

@@ -27,8 +27,7 @@ std::string make_body(size_t size, bool pretty) {
 }
 
 void set_size_label(benchmark::State& state, size_t bytes, const char* extra) {
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
-                            static_cast<int64_t>(bytes));
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
     state.SetLabel(std::to_string(bytes) + " B" + extra);
 }
 

@@ -92,8 +92,8 @@ void start_child(child_process& c, child_kind kind, int cpu) {
         if (kind == child_kind::launcher_loop) {
             ::unsetenv("__OW_WAIT_FOR_ACK");
             auto hello = [](nlohmann::json&& args) -> nlohmann::json {
-                return {{"greeting",
-                         "Hello, " + args.value("name", std::string("stranger")) + "!"}};
+                return {
+                    {"greeting", "Hello, " + args.value("name", std::string("stranger")) + "!"}};
             };
             ::_exit(actionloop::run_loop(hello, req[0], ans[1]));
         }

@@ -38,7 +38,9 @@ bool check_ack(const std::string& line) {
     }
     if (!ack.is_object()) {
         throw start_error(std::string("json: cannot unmarshal ") +
-                          (ack.is_array() ? "array" : ack.is_string() ? "string" : "number") +
+                          (ack.is_array()    ? "array"
+                           : ack.is_string() ? "string"
+                                             : "number") +
                           " into Go value of type openwhisk.ActionAck");
     }
     auto ok = ack.find("ok");
@@ -120,16 +122,18 @@ void executor::restart(const std::string& why) {
 
 executor::outcome executor::outcome_of(line_result result) {
     switch (result) {
-        case line_result::answered: return outcome::answered;
-        case line_result::deadline: return outcome::deadline;
-        case line_result::too_large: return outcome::too_large;
-        default: return outcome::exited;
+        case line_result::answered:
+            return outcome::answered;
+        case line_result::deadline:
+            return outcome::deadline;
+        case line_result::too_large:
+            return outcome::too_large;
+        default:
+            return outcome::exited;
     }
 }
 
-bool executor::exited() {
-    return child_.pid() <= 0 || child_.exited();
-}
+bool executor::exited() { return child_.pid() <= 0 || child_.exited(); }
 
 // What fd 3 holds right now, read and dropped; returns the byte count.
 size_t executor::drain_fd3() {

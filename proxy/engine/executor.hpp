@@ -15,9 +15,9 @@
 namespace actionloop {
 
 struct executor_options {
-    std::string command;                // /abs/action/N/bin/exec
-    std::string cwd;                    // action/N/bin: files shipped with the action
-    std::vector<std::string> env;       // "NAME=value"
+    std::string command;           // /abs/action/N/bin/exec
+    std::string cwd;               // action/N/bin: files shipped with the action
+    std::vector<std::string> env;  // "NAME=value"
     bool wait_for_ack = false;
     int ack_timeout_ms = 60000;
     size_t max_answer_bytes = 50u << 20;
@@ -39,8 +39,8 @@ public:
         too_large,  // the answer passed the cap: the process was stopped
     };
 
-    explicit executor(executor_options options) : options_(std::move(options)),
-                                                  answer_(options_.max_answer_bytes) {}
+    explicit executor(executor_options options)
+        : options_(std::move(options)), answer_(options_.max_answer_bytes) {}
 
     /// Starts the process; waits for the ack, or 5 ms for an early exit. Throws start_error.
     void start();

@@ -74,8 +74,7 @@ bool is_object_or_array(std::string_view line) {
     return nlohmann::json::accept(line.substr(i));
 }
 
-std::optional<std::string_view> find_top_level_field(std::string_view body,
-                                                     std::string_view name) {
+std::optional<std::string_view> find_top_level_field(std::string_view body, std::string_view name) {
     size_t i = skip_space(body, 0);
     if (i >= body.size() || body[i] != '{') return std::nullopt;
     i = skip_space(body, i + 1);
@@ -115,7 +114,8 @@ bool line_buffer::append(const char* data, size_t n) {
     data_.append(data, n);
     if (newline_ == std::string::npos) {
         const void* hit = std::memchr(data_.data() + old, '\n', n);
-        if (hit != nullptr) newline_ = static_cast<size_t>(static_cast<const char*>(hit) - data_.data());
+        if (hit != nullptr)
+            newline_ = static_cast<size_t>(static_cast<const char*>(hit) - data_.data());
     }
     return newline_ != std::string::npos;
 }

@@ -19,8 +19,7 @@ bool is_object_or_array(std::string_view line);
 /// The value of a top-level string (or number) field of a JSON object, without parsing the
 /// whole body: nested objects, arrays and strings are skipped. Empty when absent or when
 /// the body is not an object.
-std::optional<std::string_view> find_top_level_field(std::string_view body,
-                                                     std::string_view name);
+std::optional<std::string_view> find_top_level_field(std::string_view body, std::string_view name);
 
 /// The deadline (epoch milliseconds) of a /run body, if it has a sensible one.
 std::optional<long long> find_deadline_ms(std::string_view body);

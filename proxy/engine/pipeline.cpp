@@ -33,8 +33,8 @@ void pipeline::send(slot& self, lock_type& lock) {
     const uint64_t ticket = next_ticket_++;
     room_.wait(lock, [&] {
         return ticket == now_serving_ &&
-               (in_flight_.empty() || (!broken_ && in_flight_bytes_ + size <= window_ &&
-                                       in_flight_.size() < max_depth_));
+               (in_flight_.empty() ||
+                (!broken_ && in_flight_bytes_ + size <= window_ && in_flight_.size() < max_depth_));
     });
     struct next_turn {  // the next ticket's turn, however this one ends
         pipeline& p;

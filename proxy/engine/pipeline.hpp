@@ -39,7 +39,9 @@ public:
     /// unanswered request bytes written (at most the stdin pipe's capacity).
     pipeline(executor& action, std::function<void()> restart, size_t window_bytes,
              size_t max_depth = 256)
-        : action_(action), restart_(std::move(restart)), window_(window_bytes),
+        : action_(action),
+          restart_(std::move(restart)),
+          window_(window_bytes),
           max_depth_(max_depth) {}
 
     /// Serves one activation: its outcome, and in `line` the answer when `answered`.
@@ -55,7 +57,7 @@ private:
         std::string* line;
         executor::outcome outcome = executor::outcome::answered;
         bool done = false;
-        bool resend = false;   // never started: the process it was sent to is gone
+        bool resend = false;  // never started: the process it was sent to is gone
         int attempts = 0;
         std::condition_variable wake;
     };
@@ -73,14 +75,14 @@ private:
     const size_t max_depth_;
 
     std::mutex mutex_;
-    std::condition_variable room_;   // senders waiting for their turn, the window, a restart
-    uint64_t next_ticket_ = 0;       // senders write in arrival order
+    std::condition_variable room_;  // senders waiting for their turn, the window, a restart
+    uint64_t next_ticket_ = 0;      // senders write in arrival order
     uint64_t now_serving_ = 0;
-    std::deque<slot*> in_flight_;    // written to the current process, in order
+    std::deque<slot*> in_flight_;  // written to the current process, in order
     size_t in_flight_bytes_ = 0;
-    bool reading_ = false;           // a /run thread is reading fd 3
-    bool broken_ = false;            // the process was stopped or found dead
-    std::vector<std::string> lines_; // the reader's (one reader at a time)
+    bool reading_ = false;            // a /run thread is reading fd 3
+    bool broken_ = false;             // the process was stopped or found dead
+    std::vector<std::string> lines_;  // the reader's (one reader at a time)
 };
 
 }  // namespace actionloop

@@ -37,7 +37,8 @@ void unique_fd::reset(int fd) {
 
 pipe_pair make_pipe() {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        throw std::system_error(errno, std::generic_category(), "pipe");
     return {unique_fd(fds[0]), unique_fd(fds[1])};
 }
 
@@ -47,7 +48,9 @@ void set_nonblocking(int fd) {
 }
 
 child_process::child_process(child_process&& other) noexcept
-    : pid_(other.pid_), pidfd_(std::move(other.pidfd_)), reaped_(other.reaped_),
+    : pid_(other.pid_),
+      pidfd_(std::move(other.pidfd_)),
+      reaped_(other.reaped_),
       status_(other.status_) {
     other.pid_ = -1;
     other.reaped_ = true;
@@ -162,8 +165,8 @@ child_process spawn(const spawn_request& request) {
     posix_spawnattr_setsigdefault(&sa.attr, &all);
     posix_spawnattr_setsigmask(&sa.attr, &none);
     posix_spawnattr_setpgroup(&sa.attr, 0);
-    posix_spawnattr_setflags(&sa.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                           POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setflags(
+        &sa.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     auto argv = c_strings(request.argv);
     auto envp = c_strings(request.env);
     int err = 0;
@@ -210,8 +213,8 @@ write_result write_all(int fd, std::string_view first, std::string_view second, 
     while (!first.empty() || !second.empty()) {
         iovec parts[2] = {{const_cast<char*>(first.data()), first.size()},
                           {const_cast<char*>(second.data()), second.size()}};
-        ssize_t n = first.empty() ? ::write(fd, second.data(), second.size())
-                                  : ::writev(fd, parts, 2);
+        ssize_t n =
+            first.empty() ? ::write(fd, second.data(), second.size()) : ::writev(fd, parts, 2);
         if (n > 0) {
             size_t done = static_cast<size_t>(n);
             size_t from_first = std::min(done, first.size());

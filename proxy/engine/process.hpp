@@ -40,12 +40,12 @@ pipe_pair make_pipe();
 
 struct spawn_request {
     std::vector<std::string> argv;
-    std::vector<std::string> env;   // "NAME=value"
-    int stdin_fd = -1;              // becomes fd 0 (-1: /dev/null)
-    int stdout_fd = 1;              // becomes fd 1
-    int stderr_fd = 2;              // becomes fd 2
-    int fd3 = -1;                   // becomes fd 3 when >= 0
-    std::string cwd;                // the child's working directory ("": the proxy's)
+    std::vector<std::string> env;  // "NAME=value"
+    int stdin_fd = -1;             // becomes fd 0 (-1: /dev/null)
+    int stdout_fd = 1;             // becomes fd 1
+    int stderr_fd = 2;             // becomes fd 2
+    int fd3 = -1;                  // becomes fd 3 when >= 0
+    std::string cwd;               // the child's working directory ("": the proxy's)
 };
 
 /// A running child. Destruction kills its process group and reaps it.

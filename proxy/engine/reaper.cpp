@@ -33,11 +33,11 @@ struct owned_child {
 
 // One per process, never destroyed: the detached reaper thread uses it until the very end.
 struct registry {
-    std::mutex mutex;                    // every waitpid on a child happens under it
-    std::condition_variable spawned;     // the reaper, while there is no child at all
+    std::mutex mutex;                 // every waitpid on a child happens under it
+    std::condition_variable spawned;  // the reaper, while there is no child at all
     std::unordered_map<pid_t, owned_child> owned;
     unsigned long spawns = 0;
-    bool enabled = false;                // start_reaper() has run
+    bool enabled = false;  // start_reaper() has run
 
     bool running_owned(pid_t pid) const {
         auto it = owned.find(pid);

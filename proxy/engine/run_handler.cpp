@@ -87,8 +87,8 @@ executor::clock::time_point action_proxy::deadline_of(const std::string& body) c
     using namespace std::chrono;
     auto ms = find_deadline_ms(body);
     if (!ms) return executor::clock::time_point::max();
-    auto left = milliseconds(*ms) - duration_cast<milliseconds>(
-                                        system_clock::now().time_since_epoch());
+    auto left =
+        milliseconds(*ms) - duration_cast<milliseconds>(system_clock::now().time_since_epoch());
     if (left.count() <= 0) return executor::clock::time_point::max();
     return executor::clock::now() + left + milliseconds(settings_.deadline_grace_ms);
 }

@@ -32,9 +32,8 @@ private:
 
 /// {"error":"<message>"} plus a newline, byte-compatible with upstream's sendError.
 inline std::string error_body(const std::string& message) {
-    std::string body =
-        nlohmann::json{{"error", message}}.dump(-1, ' ', false,
-                                                nlohmann::json::error_handler_t::replace);
+    std::string body = nlohmann::json{{"error", message}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
     body.push_back('\n');
     return body;
 }

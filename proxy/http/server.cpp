@@ -34,10 +34,9 @@ public:
         : io_(io), acceptor_(acceptor), retry_(io), context_(context) {}
 
     void accept() {
-        acceptor_.async_accept(
-                               [this](boost::system::error_code ec, tcp::socket socket) {
-                                   on_accept(ec, std::move(socket));
-                               });
+        acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+            on_accept(ec, std::move(socket));
+        });
     }
 
 private:
@@ -63,7 +62,8 @@ private:
 
 bool bind_listener(tcp::acceptor& acceptor, const std::string& host, int port) {
     boost::system::error_code ec;
-    const tcp::endpoint endpoint(asio::ip::make_address(host, ec), static_cast<unsigned short>(port));
+    const tcp::endpoint endpoint(asio::ip::make_address(host, ec),
+                                 static_cast<unsigned short>(port));
     if (ec) return false;
     acceptor.open(endpoint.protocol(), ec);
     if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);

@@ -16,8 +16,8 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using namespace std::chrono_literals;
 
-constexpr auto IDLE_TIMEOUT = 60s;    // between two requests of a keep-alive connection
-constexpr auto IO_TIMEOUT = 300s;     // a slow client sending a large action, or reading
+constexpr auto IDLE_TIMEOUT = 60s;  // between two requests of a keep-alive connection
+constexpr auto IO_TIMEOUT = 300s;   // a slow client sending a large action, or reading
 constexpr size_t HEADER_LIMIT = 64u << 10;
 constexpr size_t DRAIN_LIMIT = 1u << 30;  // what is read and dropped after a 413
 constexpr const char* CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -29,10 +29,9 @@ void session::read_header() {
     parser_->header_limit(HEADER_LIMIT);
     parser_->body_limit(context_.max_body_bytes);
     stream_.expires_after(IDLE_TIMEOUT);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = shared_from_this()](error_code ec, size_t) {
-                                self->on_header(ec);
-                            });
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](error_code ec, size_t) { self->on_header(ec); });
 }
 
 void session::on_header(error_code ec) {
@@ -123,10 +122,9 @@ void session::respond(int status, std::string body, bool json, bool close) {
     response_.keep_alive(keep_alive_ && !close);
     response_.prepare_payload();
     stream_.expires_after(IO_TIMEOUT);
-    http::async_write(stream_, response_,
-                      [self = shared_from_this(), close](error_code ec, size_t) {
-                          self->on_written(ec, close);
-                      });
+    http::async_write(
+        stream_, response_,
+        [self = shared_from_this(), close](error_code ec, size_t) { self->on_written(ec, close); });
 }
 
 void session::on_written(error_code ec, bool close) {

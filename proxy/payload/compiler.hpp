@@ -1,5 +1,5 @@
-// Runs OW_COMPILER (docs/protocol.md, /init): `compiler MAIN SRC BIN` with the action's environment;
-// any output at all is a failure and becomes the error text, as upstream.
+// Runs OW_COMPILER (docs/protocol.md, /init): `compiler MAIN SRC BIN` with the action's
+// environment; any output at all is a failure and becomes the error text, as upstream.
 #pragma once
 
 #include <string>
@@ -8,11 +8,11 @@
 namespace actionloop {
 
 struct compile_request {
-    std::string compiler;           // path of the script
-    std::string main;               // entry point name
-    std::string src_dir;            // relative to the cwd, e.g. ./action/3/src
+    std::string compiler;  // path of the script
+    std::string main;      // entry point name
+    std::string src_dir;   // relative to the cwd, e.g. ./action/3/src
     std::string bin_dir;
-    std::vector<std::string> env;   // "NAME=value"
+    std::vector<std::string> env;  // "NAME=value"
     int timeout_ms = 300000;
 };
 

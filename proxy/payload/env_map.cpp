@@ -27,8 +27,8 @@ env_map::env_map(const std::string& proxy_version, const std::string& execution_
 void env_map::apply(const nlohmann::json& init_env) {
     if (!init_env.is_object()) return;
     for (auto it = init_env.begin(); it != init_env.end(); ++it) {
-        values_[it.key()] = it.value().is_string() ? it.value().get<std::string>()
-                                                   : it.value().dump();
+        values_[it.key()] =
+            it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
     }
 }
 

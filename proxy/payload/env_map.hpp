@@ -1,6 +1,6 @@
-// The environment handed to the action and the compiler (docs/protocol.md, "Environment of the action"), built in
-// upstream's order: __OW_PROXY_VERSION, __OW_EXECUTION_ENV, __OW_WAIT_FOR_ACK, every __OW_*
-// of the proxy's own environment (values kept whole, even with '='), then /init's env.
+// The environment handed to the action and the compiler (docs/protocol.md, "Environment of the
+// action"), built in upstream's order: __OW_PROXY_VERSION, __OW_EXECUTION_ENV, __OW_WAIT_FOR_ACK,
+// every __OW_* of the proxy's own environment (values kept whole, even with '='), then /init's env.
 // Unlike upstream, PATH and HOME reach the action too.
 #pragma once
 

@@ -87,7 +87,8 @@ std::string quote_name(std::string_view name) {
 
 std::string libarchive_message(archive* a) {
     const char* message = archive_error_string(a);
-    std::string text = message != nullptr && *message != '\0' ? message : "unknown libarchive error";
+    std::string text =
+        message != nullptr && *message != '\0' ? message : "unknown libarchive error";
     const int error = archive_errno(a);  // e.g. ENOSPC behind a bare "Write failed"
     if (error > 0 && text.find(std::strerror(error)) == std::string::npos) {
         text += std::string(" (") + std::strerror(error) + ")";
@@ -125,7 +126,7 @@ void count_entry(std::size_t& entries) {
 // name would be lost. While extracting, this thread alone uses C.UTF-8, so such names reach the
 // disk as their UTF-8 bytes; names without a charset are copied as bytes either way.
 class utf8_names {
-   public:
+public:
     utf8_names() : locale_(newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t{})) {
         if (locale_ != locale_t{}) previous_ = uselocale(locale_);
     }
@@ -137,7 +138,7 @@ class utf8_names {
     utf8_names(const utf8_names&) = delete;
     utf8_names& operator=(const utf8_names&) = delete;
 
-   private:
+private:
     locale_t locale_;
     locale_t previous_ = LC_GLOBAL_LOCALE;
 };

@@ -12,8 +12,9 @@ namespace actionloop {
 
 enum class payload_kind { zip, gzip, elf, script, other };
 
-// Content-based detection, exactly as upstream (docs/protocol.md, /init): zip = "PK" then byte2 in {3,5,7}
-// and byte3 in {4,6,8}; gzip = 1f 8b 08; elf = 7F 'E' 'L' 'F' and size > 52; script = starts with
+// Content-based detection, exactly as upstream (docs/protocol.md, /init): zip = "PK" then byte2 in
+// {3,5,7} and byte3 in {4,6,8}; gzip = 1f 8b 08; elf = 7F 'E' 'L' 'F' and size > 52; script =
+// starts with
 // "#!" and size > 2. Checked in that order.
 payload_kind detect_kind(std::string_view data);
 

@@ -53,7 +53,8 @@ http_answer action_proxy::init(const std::string& body) {
     std::string error = build_action(dir, payload, main);
     if (!error.empty()) {
         std::error_code ec;
-        if (!settings_.debug) fs::remove_all(dir, ec);  // upstream keeps it; a full disk would stay full
+        if (!settings_.debug)
+            fs::remove_all(dir, ec);  // upstream keeps it; a full disk would stay full
         fail_init(error, BUILD_FAILED, "");
     }
     try {
@@ -72,8 +73,8 @@ http_answer action_proxy::init(const std::string& body) {
     pipeline_.reset();
     executor_ = std::move(started);  // replaces (and stops) a previous one under -debug
     if (executor_->pipelined()) {
-        pipeline_ = std::make_unique<pipeline>(*executor_, [this] { restart_action(); },
-                                               executor_->stdin_capacity());
+        pipeline_ = std::make_unique<pipeline>(
+            *executor_, [this] { restart_action(); }, executor_->stdin_capacity());
     }
     initialized_ = true;
     return {OK, "{\"ok\":true}\n"};

@@ -18,11 +18,16 @@ using nlohmann::json;
 
 const char* go_type(const json& j) {
     switch (j.type()) {
-        case json::value_t::string: return "string";
-        case json::value_t::boolean: return "bool";
-        case json::value_t::array: return "array";
-        case json::value_t::object: return "object";
-        default: return "number";
+        case json::value_t::string:
+            return "string";
+        case json::value_t::boolean:
+            return "bool";
+        case json::value_t::array:
+            return "array";
+        case json::value_t::object:
+            return "object";
+        default:
+            return "number";
     }
 }
 
@@ -116,8 +121,9 @@ init_request parse_init_request(std::string_view body) {
 
 std::string decode_base64(std::string_view text) {
     auto fail = [](size_t at) -> std::string {
-        throw http_error(BAD_REQUEST, "cannot decode the request: illegal base64 data at input byte " +
-                                          std::to_string(at));
+        throw http_error(
+            BAD_REQUEST,
+            "cannot decode the request: illegal base64 data at input byte " + std::to_string(at));
     };
     std::string out;
     out.reserve(text.size() / 4 * 3);
@@ -129,13 +135,20 @@ std::string decode_base64(std::string_view text) {
         if (c == '\r' || c == '\n') continue;
         if (count == 0) quantum_start = i;
         int v;
-        if (c >= 'A' && c <= 'Z') v = c - 'A';
-        else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-        else if (c >= '0' && c <= '9') v = c - '0' + 52;
-        else if (c == '+') v = 62;
-        else if (c == '/') v = 63;
-        else if (c == '=' && count >= 2) v = -1;
-        else return fail(i);
+        if (c >= 'A' && c <= 'Z')
+            v = c - 'A';
+        else if (c >= 'a' && c <= 'z')
+            v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9')
+            v = c - '0' + 52;
+        else if (c == '+')
+            v = 62;
+        else if (c == '/')
+            v = 63;
+        else if (c == '=' && count >= 2)
+            v = -1;
+        else
+            return fail(i);
         if (v < 0) {
             ++padding;
         } else if (padding > 0) {

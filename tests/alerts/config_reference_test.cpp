@@ -17,13 +17,16 @@ TEST_CASE("a misspelt or unknown config key is an error that names it, at every 
         const char* key;
         const char* message;
     } cases[] = {
-        {"", "hold", "config: config has an unknown key 'hold' (known keys: holds, "
-                     "alert_delay_threshold, recent_ids, accounts)"},
-        {"/holds", "ofline", "config: holds has an unknown key 'ofline' (known keys: offline, "
-                             "online, internet_offline)"},
-        {"/accounts/acct1", "datacentre", "config: accounts.acct1 has an unknown key "
-                                          "'datacentre' (known keys: datacenter, recipients, "
-                                          "devices)"},
+        {"", "hold",
+         "config: config has an unknown key 'hold' (known keys: holds, "
+         "alert_delay_threshold, recent_ids, accounts)"},
+        {"/holds", "ofline",
+         "config: holds has an unknown key 'ofline' (known keys: offline, "
+         "online, internet_offline)"},
+        {"/accounts/acct1", "datacentre",
+         "config: accounts.acct1 has an unknown key "
+         "'datacentre' (known keys: datacenter, recipients, "
+         "devices)"},
         {"/accounts/acct1/devices/cam1", "recipient",
          "config: accounts.acct1.devices.cam1 has an unknown key 'recipient' (known keys: name, "
          "recipients, regions)"},
@@ -45,8 +48,8 @@ TEST_CASE("alertDelay is rounded to milliseconds in the JSON and the log line") 
     // 1764460800.4 - 1764460800.1 is 0.2999999523162842 in doubles.
     const json etags = json::parse(R"([{"account": "acct1", "device": "cam1", "type": "motion",
         "ts": 1764460800.1, "region": "door", "magnitude": 0.8}])");
-    const json out = svc.run(
-        json{{"etags", etags}, {"now", 1764460800.4}, {"config", sample_config()}}, 0, log);
+    const json out =
+        svc.run(json{{"etags", etags}, {"now", 1764460800.4}, {"config", sample_config()}}, 0, log);
     REQUIRE(out["notifications"].size() == 1);
     CHECK(out["notifications"][0]["alertDelay"].dump() == "0.3");
     CHECK(out["stats"]["alertDelay"].dump() == R"({"max":0.3,"p50":0.3})");

@@ -43,12 +43,12 @@ TEST_CASE("config.recent_ids is bounded: above MAX_RECENT_IDS or fractional it i
     CHECK(alerts::parse_config(with_ids(MAX_RECENT_IDS)).recent_ids == MAX_RECENT_IDS);
     CHECK(alerts::parse_config(with_ids(0)).recent_ids == 0);
     CHECK(alerts::parse_config(with_ids(2)).recent_ids == 2);
-    CHECK(alerts::parse_config(nlohmann::json{{"accounts", nlohmann::json::object()}})
-              .recent_ids == 65536);
+    CHECK(alerts::parse_config(nlohmann::json{{"accounts", nlohmann::json::object()}}).recent_ids ==
+          65536);
     const std::string refused =
         "config: config.recent_ids must be a whole number from 0 to 1048576";
     for (const nlohmann::json& ids : {nlohmann::json(MAX_RECENT_IDS + 1), nlohmann::json(1e12),
-                                     nlohmann::json(1e30), nlohmann::json(2.5)}) {
+                                      nlohmann::json(1e30), nlohmann::json(2.5)}) {
         CAPTURE(ids);
         CHECK_THROWS_WITH_AS(alerts::parse_config(with_ids(ids)), refused.c_str(),
                              alerts::config_error);

@@ -47,10 +47,23 @@ public:
     bool running() const { return pid_ > 0; }
 
     void start() {
-        const std::vector<std::string> args = {
-            "redis-server", "--port", "0", "--unixsocket", socket(), "--dir", dir_.string(),
-            "--save", "", "--appendonly", aof_ ? "yes" : "no", "--appendfsync", "always",
-            "--maxmemory-policy", "noeviction", "--logfile", (dir_ / "redis.log").string()};
+        const std::vector<std::string> args = {"redis-server",
+                                               "--port",
+                                               "0",
+                                               "--unixsocket",
+                                               socket(),
+                                               "--dir",
+                                               dir_.string(),
+                                               "--save",
+                                               "",
+                                               "--appendonly",
+                                               aof_ ? "yes" : "no",
+                                               "--appendfsync",
+                                               "always",
+                                               "--maxmemory-policy",
+                                               "noeviction",
+                                               "--logfile",
+                                               (dir_ / "redis.log").string()};
         pid_ = spawn_(args);
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
         while (!ping()) {

@@ -7,8 +7,8 @@
 #include "alert_test_util.hpp"
 #include "redis/redis_records.hpp"
 #include "redis/redis_store.hpp"
-#include "runtime/redis_url.hpp"
 #include "redis_server.hpp"
+#include "runtime/redis_url.hpp"
 
 using namespace alerts;
 using namespace alerts::test;
@@ -139,8 +139,7 @@ TEST_CASE("redis: two containers sharing one Redis send each notification once")
     CHECK(a.run({status("cam1", T0, device_state::offline, "s1")}, T0 + 302).empty());
     CHECK(a.stats.duplicates == 1);
     // Motion cooldown is shared: the second alert inside 60 s is suppressed on the other one.
-    CHECK(a.run({motion("cam1", T0 + 400, "door", 0.9, "m1")}, T0 + 400) ==
-          strings{"Alert cam1"});
+    CHECK(a.run({motion("cam1", T0 + 400, "door", 0.9, "m1")}, T0 + 400) == strings{"Alert cam1"});
     CHECK(b.run({motion("cam1", T0 + 430, "door", 0.9, "m2")}, T0 + 430).empty());
     CHECK(b.stats.suppressed == 1);
     // Online after the online hold, started on B, matured by A.

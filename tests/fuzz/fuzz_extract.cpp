@@ -28,7 +28,8 @@ const char* const BAIT_TEXT = "bait: must never change\n";
 
 fs::path scratch_root() {
     static const fs::path root = [] {
-        const fs::path base = fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
+        const fs::path base =
+            fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
         fs::path made = base / ("actionloop-fuzz-extract-" + std::to_string(::getpid()));
         fs::remove_all(made);
         fs::create_directories(made / "cwd");
@@ -78,7 +79,7 @@ void check_sandbox(const fs::path& sandbox, const fs::path& dest) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
     ::setenv("OW_MAX_EXTRACT_BYTES", "4194304", 1);  // keep zip bombs cheap
-    fs::current_path(scratch_root() / "cwd");  // relative writes would land here
+    fs::current_path(scratch_root() / "cwd");        // relative writes would land here
     std::atexit([] {
         std::error_code ec;
         fs::remove_all(scratch_root(), ec);

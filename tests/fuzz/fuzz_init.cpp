@@ -34,8 +34,8 @@ void check_decode(std::string_view text) {
         const std::string decoded = decode_base64(text);
         FUZZ_CHECK(decoded.size() == expected_size(text));
         const payload_kind kind = detect_kind(decoded);
-        FUZZ_CHECK(!is_runnable(decoded) ||
-                   kind == payload_kind::elf || kind == payload_kind::script);
+        FUZZ_CHECK(!is_runnable(decoded) || kind == payload_kind::elf ||
+                   kind == payload_kind::script);
     } catch (const http_error& e) {
         FUZZ_CHECK(e.status() == BAD_REQUEST);
         FUZZ_CHECK(std::string_view(e.what()).find("illegal base64 data at input byte") !=

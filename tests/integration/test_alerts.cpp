@@ -135,15 +135,13 @@ TEST_CASE("alerts: monitor.zip sends alerts and state notifications, with stats 
     CHECK(online["stats"]["late"] == 1);
 
     const stream_texts streams = proxy.check_streams(4);
-    CHECK(contains(streams.out,
-                   "notifType=Alert alertDelay=2.000 account=acct1 device=cam1 "
-                   "region=door level=high eventTs=1764460800.000 "
-                   "publishTs=1764460802.000 recipients=guard@a1.example"));
+    CHECK(contains(streams.out, "notifType=Alert alertDelay=2.000 account=acct1 device=cam1 "
+                                "region=door level=high eventTs=1764460800.000 "
+                                "publishTs=1764460802.000 recipients=guard@a1.example"));
     CHECK(contains(streams.out, "notifType=Offline alertDelay=4.000 account=acct1 device=cam1"));
     CHECK(contains(streams.out, "notifType=Online alertDelay=305.000 account=acct1"));
-    CHECK(contains(streams.out,
-                   "level=warning systemAlert=alertDelayOverThreshold "
-                   "notifType=Online alertDelay=305.000 threshold=300.000"));
+    CHECK(contains(streams.out, "level=warning systemAlert=alertDelayOverThreshold "
+                                "notifType=Online alertDelay=305.000 threshold=300.000"));
     CHECK(count_occurrences(streams.out, "notifType=") == 4);
 }
 

@@ -25,8 +25,8 @@
 #include "test_util.hpp"
 
 using namespace support;
-using nlohmann::json;
 using alerts::test::redis_server;
+using nlohmann::json;
 
 namespace {
 
@@ -79,13 +79,13 @@ strings types_of(const json& answer) {
 json batch(const json& etags, double now) { return json{{"etags", etags}, {"now", now}}; }
 
 json status(const std::string& id, const std::string& device, const std::string& state, double ts) {
-    return {{"id", id}, {"account", "acct1"}, {"device", device},
-            {"type", "status"}, {"ts", ts}, {"state", state}};
+    return {{"id", id},         {"account", "acct1"}, {"device", device},
+            {"type", "status"}, {"ts", ts},           {"state", state}};
 }
 
 json motion(const std::string& id, double ts) {
     return {{"id", id}, {"account", "acct1"}, {"device", "cam1"}, {"type", "motion"},
-            {"ts", ts}, {"region", "door"}, {"magnitude", 0.8}};
+            {"ts", ts}, {"region", "door"},   {"magnitude", 0.8}};
 }
 
 // A generated stream (alertgen): 1,500 devices for 8 minutes with many outages, flaps, motion,
@@ -101,12 +101,12 @@ struct stream {
     stream() {
         const std::string gen =
             (fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "alerts" / "alertgen").string();
-        const strings args = {gen,          "--devices", "1500", "--minutes", "8",
-                              "--batch",    "400",       "--outage", "0.05", "--duplicates",
-                              "0.01",       "--reorder", "3",    "--ticks",   "--seed", "11"};
-        const command_result cfg = run_command({gen, "--devices", "1500", "--outage", "0.05",
-                                                "--seed", "11", "--config"},
-                                               "", {}, dir.path());
+        const strings args = {
+            gen,    "--devices",    "1500", "--minutes", "8", "--batch", "400",    "--outage",
+            "0.05", "--duplicates", "0.01", "--reorder", "3", "--ticks", "--seed", "11"};
+        const command_result cfg =
+            run_command({gen, "--devices", "1500", "--outage", "0.05", "--seed", "11", "--config"},
+                        "", {}, dir.path());
         REQUIRE(cfg.exit_code == 0);
         config = dir.path() / "config.json";
         write_file(config, cfg.out);
@@ -138,8 +138,8 @@ std::string difference(const notes& got, const notes& want) {
                         std::back_inserter(extra));
     std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
                         std::back_inserter(missing));
-    std::string out = std::to_string(extra.size()) + " extra, " +
-                      std::to_string(missing.size()) + " missing";
+    std::string out =
+        std::to_string(extra.size()) + " extra, " + std::to_string(missing.size()) + " missing";
     for (std::size_t i = 0; i < extra.size() && i < 8; ++i) out += "\n+ " + extra[i];
     for (std::size_t i = 0; i < missing.size() && i < 8; ++i) out += "\n- " + missing[i];
     return out;
@@ -150,9 +150,12 @@ std::string difference(const notes& got, const notes& want) {
 redis_server::spawner tracked_spawn() {
     return [](const std::vector<std::string>& argv) {
         const char* path = std::getenv("PATH");
-        return spawn_process(
-            spawn_spec{argv, env_map{{"PATH", path ? path : "/usr/bin:/bin"}}, "/tmp", {},
-                       "/dev/null", "/dev/null"});
+        return spawn_process(spawn_spec{argv,
+                                        env_map{{"PATH", path ? path : "/usr/bin:/bin"}},
+                                        "/tmp",
+                                        {},
+                                        "/dev/null",
+                                        "/dev/null"});
     };
 }
 
@@ -179,17 +182,15 @@ TEST_CASE("alerts/redis: holds, cooldowns and ids carry over between two proxies
                       {"ALERT_REDIS_PREFIX", "demo:"}};
     auto a = start_monitor(env);
     auto b = start_monitor(env);
-    const json first = run_text(*a, batch(json::array({motion("m1", T0),
-                                                       status("s1", "cam1", "offline", T0 + 1)}),
-                                          T0 + 2)
-                                        .dump());
+    const json first = run_text(
+        *a, batch(json::array({motion("m1", T0), status("s1", "cam1", "offline", T0 + 1)}), T0 + 2)
+                .dump());
     CHECK(types_of(first) == strings{"Alert"});
     CHECK(first["stats"]["pending"] == 1);
     // The same batch re-delivered to the other proxy: duplicates, nothing sent twice.
-    const json again = run_text(*b, batch(json::array({motion("m1", T0),
-                                                       status("s1", "cam1", "offline", T0 + 1)}),
-                                          T0 + 3)
-                                        .dump());
+    const json again = run_text(
+        *b, batch(json::array({motion("m1", T0), status("s1", "cam1", "offline", T0 + 1)}), T0 + 3)
+                .dump());
     CHECK(types_of(again).empty());
     CHECK(again["stats"]["duplicates"] == 2);
     // The cooldown started on A holds on B.
@@ -202,9 +203,10 @@ TEST_CASE("alerts/redis: holds, cooldowns and ids carry over between two proxies
     CHECK(offline["notifications"][0]["alertDelay"] == 4.0);
     CHECK(offline["stats"]["pending"] == 0);
     CHECK(types_of(run_text(*a, batch(json::array(), T0 + 306).dump())).empty());
-    CHECK(types_of(run_text(*a, batch(json::array({status("s2", "cam1", "online", T0 + 400)}),
-                                      T0 + 400)
-                                    .dump()))
+    CHECK(types_of(
+              run_text(
+                  *a,
+                  batch(json::array({status("s2", "cam1", "online", T0 + 400)}), T0 + 400).dump()))
               .empty());
     const json online = run_text(*b, batch(json::array(), T0 + 500).dump());
     CHECK(types_of(online) == strings{"Online"});
@@ -299,16 +301,13 @@ TEST_CASE("alerts/redis: Redis stopped mid-stream: errors answered, nothing lost
     // One clear line per failure, in the activation's log.
     const proxy_process& failing = stop_at % 2 ? *b : *a;
     CHECK(wait_until(
-        [&] {
-            return count_occurrences(failing.stderr_text(), "alerts: state store failed") == 2;
-        },
+        [&] { return count_occurrences(failing.stderr_text(), "alerts: state store failed") == 2; },
         std::chrono::seconds(10)));
 }
 
 TEST_CASE("alerts/redis: an unreadable or invalid config, or a bad Redis URL, fails /init") {
     temp_dir dir("alerts-init");
-    write_file(dir.path() / "typo.json",
-               R"({"holds": {"ofline": 30}, "accounts": {}})");
+    write_file(dir.path() / "typo.json", R"({"holds": {"ofline": 30}, "accounts": {}})");
     const struct {
         json env;
         const char* log;

@@ -46,9 +46,9 @@ std::vector<std::filesystem::path> escaped_files(const proxy_process& proxy) {
         }
         const std::string relative = std::filesystem::relative(it->path(), proxy.cwd()).string();
         const std::size_t slash = relative.find('/', std::string("action/").size());
-        const bool inside = relative.rfind("action/", 0) == 0 && slash != std::string::npos &&
-                            (relative.compare(slash, 5, "/src/") == 0 ||
-                             relative.compare(slash, 5, "/bin/") == 0);
+        const bool inside =
+            relative.rfind("action/", 0) == 0 && slash != std::string::npos &&
+            (relative.compare(slash, 5, "/src/") == 0 || relative.compare(slash, 5, "/bin/") == 0);
         if (!inside) {
             escaped.push_back(it->path());
         }
@@ -165,8 +165,7 @@ TEST_CASE("better: a run past its deadline is stopped with 502 and the action re
     CHECK(std::chrono::steady_clock::now() - start < seconds(10));
     CHECK_REPLY(proxy.run(json{{"x", 1}}, json::object(), NO_HANG), 200, "{\"x\":1}\n");
     const std::string later = std::to_string(epoch_millis() + 60000);
-    CHECK_REPLY(proxy.run(json{{"x", 2}}, json{{"deadline", later}}, NO_HANG), 200,
-                "{\"x\":2}\n");
+    CHECK_REPLY(proxy.run(json{{"x", 2}}, json{{"deadline", later}}, NO_HANG), 200, "{\"x\":2}\n");
     CHECK(proxy.children().size() == 1);
 }
 
@@ -194,11 +193,10 @@ TEST_CASE("better: absolute zip entries are refused") {
 TEST_CASE("better: zip symlinks pointing outside the action dir are refused") {
     proxy_process proxy;
     const std::string echo = fixture_text("echo.sh");
-    check_refused(proxy, make_zip({file_entry("exec", echo, 0755),
-                                   symlink_entry("up", "../../../.."),
-                                   file_entry(std::string("up/") + MARKER, "x")}));
-    check_refused(proxy, make_zip({file_entry("exec", echo, 0755),
-                                   symlink_entry("etc", "/etc")}));
+    check_refused(proxy,
+                  make_zip({file_entry("exec", echo, 0755), symlink_entry("up", "../../../.."),
+                            file_entry(std::string("up/") + MARKER, "x")}));
+    check_refused(proxy, make_zip({file_entry("exec", echo, 0755), symlink_entry("etc", "/etc")}));
     check_refused(proxy, make_zip({file_entry("exec", echo, 0755),
                                    symlink_entry("root", proxy.root().string()),
                                    file_entry(std::string("root/") + MARKER, "x")}));
@@ -211,11 +209,11 @@ TEST_CASE("better: tar.gz entries with .. are refused; tars without dir entries 
                                       file_entry(std::string("../") + MARKER, "x")}));
     check_refused(proxy, make_tar_gz({file_entry("exec", echo, 0755),
                                       file_entry(std::string("../../../../") + MARKER, "x")}));
-    check_refused(proxy, make_tar_gz({file_entry("exec", echo, 0755),
-                                      symlink_entry("up", "../../../.."),
-                                      file_entry(std::string("up/") + MARKER, "x")}));
-    const std::string flat = make_tar_gz({file_entry("lib/data/info.txt", "deep"),
-                                          file_entry("exec", echo, 0755)});
+    check_refused(proxy,
+                  make_tar_gz({file_entry("exec", echo, 0755), symlink_entry("up", "../../../.."),
+                               file_entry(std::string("up/") + MARKER, "x")}));
+    const std::string flat =
+        make_tar_gz({file_entry("lib/data/info.txt", "deep"), file_entry("exec", echo, 0755)});
     CHECK_REPLY(proxy.init(base64_encode(flat)), 200, OK_BODY);
     CHECK(read_file(latest_action_dir(proxy) / "bin/lib/data/info.txt") == "deep");
 }

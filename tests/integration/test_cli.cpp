@@ -92,8 +92,8 @@ TEST_CASE("cli: -compile main turns a script on stdin into a zip with one 0755 e
     const auto zip = cwd.path() / "main.zip";
     write_file(zip, result.out);
 
-    const command_result listing = run_command({"unzip", "-Z", zip.string()}, "",
-                                               path_only_env(), cwd.path());
+    const command_result listing =
+        run_command({"unzip", "-Z", zip.string()}, "", path_only_env(), cwd.path());
     INFO("unzip -Z: " << listing.out);
     CHECK(listing.exit_code == 0);
     CHECK(contains(listing.out, "number of entries: 1"));
@@ -102,8 +102,8 @@ TEST_CASE("cli: -compile main turns a script on stdin into a zip with one 0755 e
     const std::string entry = listing.out.substr(at + 1, listing.out.find('\n', at + 1) - at - 1);
     CHECK(entry.substr(entry.size() - 5) == " exec");
 
-    const command_result content = run_command({"unzip", "-p", zip.string(), "exec"}, "",
-                                               path_only_env(), cwd.path());
+    const command_result content =
+        run_command({"unzip", "-p", zip.string(), "exec"}, "", path_only_env(), cwd.path());
     CHECK(content.out == script);
 }
 
@@ -118,9 +118,9 @@ TEST_CASE("cli: -compile with empty stdin exits 1 with an error on stderr and no
 TEST_CASE("cli: a second proxy on a port already in use exits with an error") {
     proxy_process first;
     temp_dir cwd;
-    const command_result second = run_command(
-        {ACTIONLOOP_PROXY_BIN, "-port", std::to_string(first.port())}, "", path_only_env(),
-        cwd.path(), std::chrono::seconds(5));
+    const command_result second =
+        run_command({ACTIONLOOP_PROXY_BIN, "-port", std::to_string(first.port())}, "",
+                    path_only_env(), cwd.path(), std::chrono::seconds(5));
     CHECK_FALSE(second.timed_out);  // it did not share the port (no SO_REUSEPORT)
     CHECK(second.exit_code != 0);
     CHECK(first.running());
@@ -133,10 +133,10 @@ TEST_CASE("cli: -h, -help and --help print every flag and variable with its defa
         const command_result result = proxy_command({flag}, "", cwd);
         CHECK(result.exit_code == 0);
         CHECK(result.err.empty());
-        for (const char* name : {"-port N", "-host ADDR", "-debug", "-compile MAIN", "-env JSON",
-                                 "-version", "OW_COMPILER", "OW_SAVE_JAR", "OW_MAX_EXTRACT_BYTES",
-                                 "OW_HOST", "ACTIONLOOP_CXXFLAGS", "[8080]", "[0.0.0.0]",
-                                 "[1073741824]", "[52428800]"}) {
+        for (const char* name :
+             {"-port N", "-host ADDR", "-debug", "-compile MAIN", "-env JSON", "-version",
+              "OW_COMPILER", "OW_SAVE_JAR", "OW_MAX_EXTRACT_BYTES", "OW_HOST",
+              "ACTIONLOOP_CXXFLAGS", "[8080]", "[0.0.0.0]", "[1073741824]", "[52428800]"}) {
             CHECK_MESSAGE(contains(result.out, name), name);
         }
     }
@@ -213,14 +213,16 @@ TEST_CASE("cli: -env that is not a JSON object is a usage error") {
     CHECK(contains(result.err, "-env must be a JSON object"));
 }
 
-TEST_CASE("cli: -compile passes ACTIONLOOP_CXXFLAGS from the shell to the compiler, and -env wins") {
+TEST_CASE(
+    "cli: -compile passes ACTIONLOOP_CXXFLAGS from the shell to the compiler, and -env wins") {
     temp_dir cwd;
     // A compiler that builds an action whose exec prints the flags it was given.
     const fs::path compiler = cwd.path() / "flags_compile.sh";
-    write_file(compiler,
-               "#!/bin/bash\nprintf '#!/bin/sh\\necho \"%s\"\\n' \"$ACTIONLOOP_CXXFLAGS\" > $3/exec\n"
-               "chmod 755 $3/exec\n",
-               fs::perms(0755));
+    write_file(
+        compiler,
+        "#!/bin/bash\nprintf '#!/bin/sh\\necho \"%s\"\\n' \"$ACTIONLOOP_CXXFLAGS\" > $3/exec\n"
+        "chmod 755 $3/exec\n",
+        fs::perms(0755));
     env_map env = path_only_env();
     env["OW_COMPILER"] = compiler.string();
     env["ACTIONLOOP_CXXFLAGS"] = "-O2";
@@ -240,8 +242,7 @@ TEST_CASE("cli: -compile passes ACTIONLOOP_CXXFLAGS from the shell to the compil
 TEST_CASE("compile: --help names the program and its arguments") {
     temp_dir cwd;
     for (const std::string flag : {"-h", "--help"}) {
-        const command_result result =
-            run_command({COMPILE, flag}, "", path_only_env(), cwd.path());
+        const command_result result = run_command({COMPILE, flag}, "", path_only_env(), cwd.path());
         CHECK(result.exit_code == 0);
         CHECK(result.out.rfind("usage: compile MAIN SRC_DIR BIN_DIR\n", 0) == 0);
         CHECK(contains(result.out, "ACTIONLOOP_CXXFLAGS"));
@@ -265,7 +266,8 @@ TEST_CASE("compile: an entry point missing from the sources is named, before com
 TEST_CASE("compile: errors name the user's files and functions, not the build's") {
     temp_dir single;
     const command_result one = compile_sources(
-        "greet", {{"exec", "nlohmann::json greet(nlohmann::json args) {\n  return args.nope();\n}\n"}},
+        "greet",
+        {{"exec", "nlohmann::json greet(nlohmann::json args) {\n  return args.nope();\n}\n"}},
         single);
     CHECK(one.exit_code == 1);
     INFO("single file: " << one.out);
@@ -294,9 +296,9 @@ TEST_CASE("compile: ACTIONLOOP_CXXFLAGS=-O2 and -O3 build and run (the -O1 PCH i
     for (const std::string level : {"-O2", "-O3"}) {
         INFO("ACTIONLOOP_CXXFLAGS=" << level);
         proxy_process proxy(cpp_runtime());
-        const nlohmann::json env = {{"ACTIONLOOP_CXXFLAGS", level + " -Winvalid-pch -Werror=invalid-pch"}};
+        const nlohmann::json env = {
+            {"ACTIONLOOP_CXXFLAGS", level + " -Winvalid-pch -Werror=invalid-pch"}};
         CHECK_REPLY(proxy.init(HELLO_CPP, "main", &env), 200, OK_BODY);
-        CHECK_REPLY(proxy.run(nlohmann::json{{"name", "O"}}), 200,
-                    "{\"greeting\":\"Hello, O\"}\n");
+        CHECK_REPLY(proxy.run(nlohmann::json{{"name", "O"}}), 200, "{\"greeting\":\"Hello, O\"}\n");
     }
 }

@@ -71,6 +71,5 @@ nlohmann::json other() { return R"({"o": true})"_json.at("/o"_json_pointer); }
 )CPP"),
     });
     CHECK_REPLY(proxy.init(base64_encode(zip)), 200, OK_BODY);
-    CHECK(json_of(proxy.run(json::object())) ==
-          json{{"main", {1}}, {"other", true}, {"p", "/x"}});
+    CHECK(json_of(proxy.run(json::object())) == json{{"main", {1}}, {"other", true}, {"p", "/x"}});
 }

@@ -15,9 +15,7 @@ namespace {
 
 const char* const MISSING_CODE = "Missing main/no code to execute.";
 
-json result_of(const http_reply& reply) {
-    return json_of(reply);
-}
+json result_of(const http_reply& reply) { return json_of(reply); }
 
 }  // namespace
 
@@ -211,15 +209,15 @@ TEST_CASE("E.6 Example_executionEnv_check") {
     options.env = {{"OW_EXECUTION_ENV", "bad/env"}};
     proxy_process proxy(options);
     const std::string echo = fixture_text("echo.sh");
-    const std::string wrong = make_zip({file_entry("exec", echo, 0755),
-                                        file_entry("exec.env", "exec/env")});
+    const std::string wrong =
+        make_zip({file_entry("exec", echo, 0755), file_entry("exec.env", "exec/env")});
     CHECK_ERROR_REPLY(proxy.init(base64_encode(wrong)), 502,
                       "cannot start action: Execution environment version mismatch. "
                       "See logs for details.");
     CHECK(proxy.stdout_text() ==
           "Expected exec.env should start with bad/env\nActual value: exec/env");
-    const std::string right = make_zip({file_entry("exec", echo, 0755),
-                                        file_entry("exec.env", "bad/env")});
+    const std::string right =
+        make_zip({file_entry("exec", echo, 0755), file_entry("exec.env", "bad/env")});
     CHECK_REPLY(proxy.init(base64_encode(right)), 200, OK_BODY);
 }
 
@@ -249,12 +247,9 @@ TEST_CASE("E.6 executor: ack variants") {
 
 TEST_CASE("E.6 executor env and Example_SetEnv: the init env reaches the action") {
     proxy_process proxy;
-    const json env = {{"TEST_HELLO", "WORLD"},
-                      {"TEST_HI", "ALL"},
-                      {"s", "string"},
-                      {"n", 123},
-                      {"a", {1, 2, 3}},
-                      {"o", {{"a", 1}, {"b", 2}}}};
+    const json env = {{"TEST_HELLO", "WORLD"}, {"TEST_HI", "ALL"},
+                      {"s", "string"},         {"n", 123},
+                      {"a", {1, 2, 3}},        {"o", {{"a", 1}, {"b", 2}}}};
     REQUIRE(proxy.init(fixture_text("env_dump.sh"), "main", &env).status == 200);
     const json seen = json_of(proxy.run(json::object()));
     CHECK(seen.value("TEST_HELLO", "") == "WORLD");
@@ -270,9 +265,9 @@ TEST_CASE("E.6 Example_venv: symlinks inside the action dir survive extraction")
     proxy_process proxy;
     const std::string exec = "#!/bin/bash\ncd \"$(dirname \"$0\")\"\nwhile read line\n"
                              "do echo \"{\\\"link\\\":\\\"$(cat lib/link)\\\"}\" >&3\ndone\n";
-    const std::string zip = make_zip({file_entry("exec", exec, 0755), dir_entry("lib"),
-                                      file_entry("lib/data.txt", "inside"),
-                                      symlink_entry("lib/link", "data.txt")});
+    const std::string zip =
+        make_zip({file_entry("exec", exec, 0755), dir_entry("lib"),
+                  file_entry("lib/data.txt", "inside"), symlink_entry("lib/link", "data.txt")});
     CHECK_REPLY(proxy.init(base64_encode(zip)), 200, OK_BODY);
     CHECK_REPLY(proxy.run(json::object()), 200, "{\"link\":\"inside\"}\n");
     CHECK(std::filesystem::is_symlink(proxy.cwd() / "action/1/bin/lib/link"));

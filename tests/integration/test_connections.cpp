@@ -200,7 +200,8 @@ TEST_CASE("connections: a slow /init does not hold up other connections") {
     // A compiler that waits for the test's go-ahead, then writes the mirror action.
     write_file(compiler,
                std::string("#!/bin/bash\nwhile [ ! -e \"$__OW_TEST_FLAG\" ]; do sleep 0.01; done\n"
-                           "printf '%s' '") + MIRROR + "' > \"$3/exec\"\nchmod 755 \"$3/exec\"\n");
+                           "printf '%s' '") +
+                   MIRROR + "' > \"$3/exec\"\nchmod 755 \"$3/exec\"\n");
     std::filesystem::permissions(compiler, std::filesystem::perms(0755));
     proxy_options options;
     options.env = {{"OW_COMPILER", compiler.string()}, {"__OW_TEST_FLAG", flag.string()}};

@@ -15,9 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string cpp_source(const std::string& name) {
-    return fixture_text("cpp/" + name);
-}
+std::string cpp_source(const std::string& name) { return fixture_text("cpp/" + name); }
 
 }  // namespace
 
@@ -84,21 +82,27 @@ TEST_CASE("cpp: main can take the context as a value, built from each request") 
                         {"deadline", std::to_string(in_a_minute.count())}};
     http_reply reply = proxy.run(json::object(), first);
     CHECK(reply.status == 200);
-    CHECK(json_of(reply) == json{{"activation_id", "a1"}, {"action_name", "/guest/ctx"},
-                                 {"namespace", "guest"}, {"has_deadline", true},
-                                 {"left_positive", true}, {"default_constructed", "a1"},
+    CHECK(json_of(reply) == json{{"activation_id", "a1"},
+                                 {"action_name", "/guest/ctx"},
+                                 {"namespace", "guest"},
+                                 {"has_deadline", true},
+                                 {"left_positive", true},
+                                 {"default_constructed", "a1"},
                                  {"env", "a1"}});
     // The next activation has no name, no deadline, and its environment variable is gone:
     // the context holds this request's fields only and does not read the environment.
     reply = proxy.run(json{{"clear_env", true}}, json{{"activation_id", "a2"}});
     CHECK(reply.status == 200);
-    CHECK(json_of(reply) == json{{"activation_id", "a2"}, {"action_name", ""},
-                                 {"namespace", ""}, {"has_deadline", false},
-                                 {"left_positive", true}, {"default_constructed", "a2"},
+    CHECK(json_of(reply) == json{{"activation_id", "a2"},
+                                 {"action_name", ""},
+                                 {"namespace", ""},
+                                 {"has_deadline", false},
+                                 {"left_positive", true},
+                                 {"default_constructed", "a2"},
                                  {"env", ""}});
     // A deadline past what the clock can hold is no deadline (not an overflow).
-    reply = proxy.run(json::object(),
-                      json{{"activation_id", "a3"}, {"deadline", "99999999999999"}});
+    reply =
+        proxy.run(json::object(), json{{"activation_id", "a3"}, {"deadline", "99999999999999"}});
     CHECK(reply.status == 200);
     CHECK(json_of(reply).value("has_deadline", true) == false);
     CHECK(json_of(reply).value("left_positive", false) == true);

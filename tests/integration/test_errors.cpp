@@ -62,8 +62,8 @@ TEST_CASE("errors: a script that never acks is told that no ack arrived, and in 
 
 TEST_CASE("errors: an exec.env mismatch logs the expected and the actual value") {
     proxy_process proxy(with_env({{"OW_EXECUTION_ENV", "want/env"}}));
-    const std::string zip = make_zip({file_entry("exec", fixture_text("echo.sh"), 0755),
-                                      file_entry("exec.env", "have/env")});
+    const std::string zip = make_zip(
+        {file_entry("exec", fixture_text("echo.sh"), 0755), file_entry("exec.env", "have/env")});
     CHECK(proxy.init(base64_encode(zip)).status == 502);
     CHECK(contains(proxy.stderr_text(),
                    "exec.env mismatch: expected 'want/env', the action's is 'have/env'"));

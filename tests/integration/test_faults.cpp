@@ -52,9 +52,7 @@ proxy_options with_compiler(const std::string& fixture, env_map env = {}) {
     return with_env(std::move(env));
 }
 
-std::string fault_script(const std::string& name) {
-    return fixture_text("faults/" + name);
-}
+std::string fault_script(const std::string& name) { return fixture_text("faults/" + name); }
 
 size_t open_fds(pid_t pid) {
     size_t count = 0;
@@ -105,8 +103,8 @@ std::vector<pid_t> escaped(const proxy_process& proxy) {
 std::string describe(const std::vector<pid_t>& pids) {
     std::string out;
     for (pid_t pid : pids) {
-        out += std::to_string(pid) + " (" + trim(read_file("/proc/" + std::to_string(pid) +
-                                                           "/comm")) + ") ";
+        out += std::to_string(pid) + " (" +
+               trim(read_file("/proc/" + std::to_string(pid) + "/comm")) + ") ";
     }
     return out;
 }
@@ -116,19 +114,19 @@ std::string describe(const std::vector<pid_t>& pids) {
 // 8 s for killed processes and closed connections to settle.
 void check_clean(const proxy_process& proxy, size_t fds, size_t processes, size_t dirs) {
     const auto settled = [&] {
-        return open_fds(proxy.pid()) == fds &&
-               descendant_pids(proxy.pid()).size() == processes && escaped(proxy).empty();
+        return open_fds(proxy.pid()) == fds && descendant_pids(proxy.pid()).size() == processes &&
+               escaped(proxy).empty();
     };
     int in_a_row = 0;  // settled for 10 samples in a row: not between two of a script's forks
     wait_until([&] { return (in_a_row = settled() ? in_a_row + 1 : 0) >= 10; },
                std::chrono::seconds(8), std::chrono::milliseconds(20));
-    CHECK_MESSAGE(open_fds(proxy.pid()) == fds, "proxy fds: " << open_fds(proxy.pid())
-                                                              << ", expected " << fds);
+    CHECK_MESSAGE(open_fds(proxy.pid()) == fds,
+                  "proxy fds: " << open_fds(proxy.pid()) << ", expected " << fds);
     CHECK_MESSAGE(descendant_pids(proxy.pid()).size() == processes,
                   "live processes under the proxy: " << describe(descendant_pids(proxy.pid()))
                                                      << "expected " << processes);
-    CHECK_MESSAGE(escaped(proxy).empty(),
-                  escaped(proxy).size() << " process(es) escaped the proxy's tree");
+    CHECK_MESSAGE(escaped(proxy).empty(), escaped(proxy).size()
+                                              << " process(es) escaped the proxy's tree");
     CHECK_MESSAGE(action_dirs(proxy) == dirs,
                   "action dirs: " << action_dirs(proxy) << ", expected " << dirs);
 }
@@ -152,9 +150,7 @@ timed_reply run_timed(const proxy_process& proxy, const json& value,
     return timed([&] { return proxy.run(value, extra, NO_HANG); });
 }
 
-std::string deadline_in(int ms) {
-    return std::to_string(epoch_millis() + ms);
-}
+std::string deadline_in(int ms) { return std::to_string(epoch_millis() + ms); }
 
 // Runs `value` and expects its echo.
 void check_echo(const proxy_process& proxy, const json& value) {

@@ -33,9 +33,7 @@ proxy_options fake_compiler(env_map env = {}) {
     return with_env(std::move(env));
 }
 
-std::string init_body(const json& value) {
-    return json{{"value", value}}.dump();
-}
+std::string init_body(const json& value) { return json{{"value", value}}.dump(); }
 
 }  // namespace
 
@@ -79,9 +77,11 @@ TEST_CASE("init: the env of an init without code is not applied") {
 
 TEST_CASE("init: null main, binary and env are accepted as absent") {
     proxy_process proxy;
-    const std::string body =
-        init_body({{"code", fixture_text("echo.sh")}, {"main", nullptr}, {"binary", nullptr},
-                   {"env", nullptr}, {"name", "ignored"}});
+    const std::string body = init_body({{"code", fixture_text("echo.sh")},
+                                        {"main", nullptr},
+                                        {"binary", nullptr},
+                                        {"env", nullptr},
+                                        {"name", "ignored"}});
     CHECK_REPLY(proxy.post("/init", body), 200, OK_BODY);
     CHECK_REPLY(proxy.run(json{{"a", 1}}), 200, "{\"a\":1}\n");
 }
@@ -137,9 +137,8 @@ TEST_CASE("init: a zip without a top-level exec cannot start without a compiler"
 
 TEST_CASE("init: a tar.gz with a top-level exec runs") {
     proxy_process proxy;
-    const std::string tgz = make_tar_gz(
-        {dir_entry("lib"), file_entry("lib/data.txt", "data"),
-         file_entry("exec", fixture_text("echo.sh"), 0755)});
+    const std::string tgz = make_tar_gz({dir_entry("lib"), file_entry("lib/data.txt", "data"),
+                                         file_entry("exec", fixture_text("echo.sh"), 0755)});
     CHECK_REPLY(proxy.init(base64_encode(tgz)), 200, OK_BODY);
     CHECK_REPLY(proxy.run(json{{"t", "gz"}}), 200, "{\"t\":\"gz\"}\n");
     CHECK(read_file(proxy.cwd() / "action/1/bin/lib/data.txt") == "data");
@@ -240,8 +239,8 @@ TEST_CASE("compile: OW_SAVE_JAR keeps a jar unexpanded for the compiler") {
 TEST_CASE("exec env: a mismatch is 502 and printed on stdout; a match starts") {
     proxy_process proxy(with_env({{"OW_EXECUTION_ENV", "bad/env"}}));
     const std::string echo = fixture_text("echo.sh");
-    const std::string wrong = make_zip({file_entry("exec", echo, 0755),
-                                        file_entry("exec.env", "exec/env")});
+    const std::string wrong =
+        make_zip({file_entry("exec", echo, 0755), file_entry("exec.env", "exec/env")});
     CHECK_ERROR_REPLY(proxy.init(base64_encode(wrong)), 502,
                       "cannot start action: Execution environment version mismatch. "
                       "See logs for details.");

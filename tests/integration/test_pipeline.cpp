@@ -151,8 +151,8 @@ TEST_CASE("pipeline: a missed deadline stops the process; the queued runs are an
     init_action(proxy);
     const std::string deadline = std::to_string(epoch_millis() + 300);
     auto slow = std::async(std::launch::async, [&proxy, deadline] {
-        return proxy.run(json{{"n", -1}, {"sleep_ms", 20000}},
-                         json{{"deadline", deadline}}, NO_HANG);
+        return proxy.run(json{{"n", -1}, {"sleep_ms", 20000}}, json{{"deadline", deadline}},
+                         NO_HANG);
     });
     std::this_thread::sleep_for(milliseconds(100));
     std::vector<std::future<http_reply>> replies = run_many(proxy, 0, 8);

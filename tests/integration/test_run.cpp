@@ -40,9 +40,8 @@ TEST_CASE("run: before any init it is 500 no action defined yet, without sentine
 TEST_CASE("run: an object or array line comes back verbatim with its newline") {
     proxy_process proxy;
     init_with(proxy, "answer.sh");
-    for (const std::string line :
-         {"{\"a\":1}", "   {\"a\":1}   ", "[1,2]", "[]", "{}",
-          "{\"nested\":{\"x\":[true,null,1.5e3]}}", "{ \"s\" : \"❄\" }"}) {
+    for (const std::string line : {"{\"a\":1}", "   {\"a\":1}   ", "[1,2]", "[]", "{}",
+                                   "{\"nested\":{\"x\":[true,null,1.5e3]}}", "{ \"s\" : \"❄\" }"}) {
         INFO("line: " << line);
         CHECK_REPLY(proxy.run(json{{"line", line}}), 200, line + "\n");
     }
@@ -52,8 +51,8 @@ TEST_CASE("run: an object or array line comes back verbatim with its newline") {
 TEST_CASE("run: a line that is not an object or array is 502, and the action lives on") {
     proxy_process proxy;
     init_with(proxy, "answer.sh");
-    for (const std::string line : {"\"a string\"", "42", "true", "", "{\"a\":1} xyz", "{\"a\":",
-                                   "not json at all"}) {
+    for (const std::string line :
+         {"\"a string\"", "42", "true", "", "{\"a\":1} xyz", "{\"a\":", "not json at all"}) {
         INFO("line: " << line);
         CHECK_ERROR_REPLY(proxy.run(json{{"line", line}}), 502, NOT_A_DICTIONARY);
     }
@@ -122,8 +121,8 @@ TEST_CASE("http: keep-alive connections serve several requests") {
     client.set_keep_alive(true);
     client.set_read_timeout(std::chrono::seconds(30));
     for (int i = 0; i < 3; ++i) {
-        const auto result = client.Post("/run", json{{"value", {{"i", i}}}}.dump(),
-                                        "application/json");
+        const auto result =
+            client.Post("/run", json{{"value", {{"i", i}}}}.dump(), "application/json");
         REQUIRE(result);
         CHECK(result->status == 200);
         CHECK(result->body == json{{"i", i}}.dump() + "\n");
@@ -146,9 +145,9 @@ TEST_CASE("http: Expect: 100-continue is honoured") {
     const std::string body = json{{"value", {{"big", std::string(200000, 'b')}}}}.dump();
     const std::string head = "POST /run HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                              "Content-Type: application/json\r\nExpect: 100-continue\r\n"
-                             "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
-    const http_reply reply =
-        raw_expect_continue(proxy.port(), head, body, std::chrono::seconds(2));
+                             "Content-Length: " +
+                             std::to_string(body.size()) + "\r\n\r\n";
+    const http_reply reply = raw_expect_continue(proxy.port(), head, body, std::chrono::seconds(2));
     CHECK_REPLY(reply, 200, json{{"big", std::string(200000, 'b')}}.dump() + "\n");
 }
 

@@ -63,16 +63,16 @@ unsigned unix_mode(const archive_entry& entry) {
 std::string common_fields(const archive_entry& entry) {
     std::string out;
     const auto size = static_cast<std::uint32_t>(entry.content.size());
-    put16(out, 10);      // version needed to extract: 1.0 (stored)
-    put16(out, 0);       // flags
-    put16(out, 0);       // method: stored
-    put16(out, 0);       // mod time
-    put16(out, 0x21);    // mod date: 1980-01-01
+    put16(out, 10);    // version needed to extract: 1.0 (stored)
+    put16(out, 0);     // flags
+    put16(out, 0);     // method: stored
+    put16(out, 0);     // mod time
+    put16(out, 0x21);  // mod date: 1980-01-01
     put32(out, crc32(entry.content));
-    put32(out, size);    // compressed size
-    put32(out, size);    // uncompressed size
+    put32(out, size);  // compressed size
+    put32(out, size);  // uncompressed size
     put16(out, static_cast<unsigned>(entry.name.size()));
-    put16(out, 0);       // extra field length
+    put16(out, 0);  // extra field length
     return out;
 }
 
@@ -85,8 +85,8 @@ std::string central_record(const archive_entry& entry, bool unix_modes, std::uin
     put16(out, 0);  // disk number
     put16(out, 0);  // internal attributes
     const std::uint32_t dos_dir = entry.type == archive_entry::kind::directory ? 0x10U : 0U;
-    put32(out, unix_modes ? (static_cast<std::uint32_t>(unix_mode(entry)) << 16) | dos_dir
-                          : dos_dir);
+    put32(out,
+          unix_modes ? (static_cast<std::uint32_t>(unix_mode(entry)) << 16) | dos_dir : dos_dir);
     put32(out, offset);
     return out + entry.name;
 }
@@ -191,8 +191,8 @@ std::string make_tar_gz(const std::vector<archive_entry>& entries) {
 
 std::string gzip(const std::string& data) {
     temp_dir dir("actionloop-gzip");
-    const command_result result = run_command({"gzip", "-c", "-n"}, data, path_only_env(),
-                                              dir.path());
+    const command_result result =
+        run_command({"gzip", "-c", "-n"}, data, path_only_env(), dir.path());
     if (result.exit_code != 0) {
         throw std::runtime_error("gzip failed: " + result.err);
     }

@@ -18,8 +18,7 @@ struct archive_entry {
     kind type = kind::file;
 };
 
-archive_entry file_entry(const std::string& name, const std::string& content,
-                         unsigned mode = 0644);
+archive_entry file_entry(const std::string& name, const std::string& content, unsigned mode = 0644);
 archive_entry dir_entry(const std::string& name);
 archive_entry symlink_entry(const std::string& name, const std::string& target);
 

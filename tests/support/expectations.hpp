@@ -35,16 +35,16 @@ inline nlohmann::json json_of(const http_reply& reply) {
 
 /// Exact status and body (the last argument), a JSON content type, and a Content-Length that
 /// matches the body.
-#define CHECK_REPLY(reply_expr, status_code, ...)                                            \
-    do {                                                                                     \
-        const ::support::http_reply& reply_ = (reply_expr);                                  \
-        CHECK_MESSAGE(reply_.status == (status_code), "transport: " << reply_.error);        \
-        const std::string want_ = (__VA_ARGS__);                                             \
-        const bool same_body_ = reply_.body == want_;                                        \
-        CHECK_MESSAGE(same_body_, "body: " << ::support::shorten(reply_.body)                \
-                                           << "\nwant: " << ::support::shorten(want_));      \
-        CHECK(reply_.header("content-type") == "application/json");                         \
-        CHECK(reply_.header("content-length") == std::to_string(reply_.body.size()));       \
+#define CHECK_REPLY(reply_expr, status_code, ...)                                       \
+    do {                                                                                \
+        const ::support::http_reply& reply_ = (reply_expr);                             \
+        CHECK_MESSAGE(reply_.status == (status_code), "transport: " << reply_.error);   \
+        const std::string want_ = (__VA_ARGS__);                                        \
+        const bool same_body_ = reply_.body == want_;                                   \
+        CHECK_MESSAGE(same_body_, "body: " << ::support::shorten(reply_.body)           \
+                                           << "\nwant: " << ::support::shorten(want_)); \
+        CHECK(reply_.header("content-type") == "application/json");                     \
+        CHECK(reply_.header("content-length") == std::to_string(reply_.body.size()));   \
     } while (false)
 
 /// CHECK_REPLY with the error body for `message`.

@@ -218,8 +218,8 @@ command_result run_command(const std::vector<std::string>& argv, const std::stri
                            std::chrono::milliseconds timeout) {
     temp_dir io("actionloop-cmd");
     write_file(io.path() / "stdin", stdin_data);
-    const spawn_spec spec{argv, env, cwd, io.path() / "stdin", io.path() / "stdout",
-                          io.path() / "stderr"};
+    const spawn_spec spec{
+        argv, env, cwd, io.path() / "stdin", io.path() / "stdout", io.path() / "stderr"};
     const pid_t pid = spawn_process(spec);
     int status = 0;
     command_result result;
@@ -234,9 +234,7 @@ command_result run_command(const std::vector<std::string>& argv, const std::stri
     return result;
 }
 
-std::vector<pid_t> child_pids(pid_t parent) {
-    return children_of(parent, false);
-}
+std::vector<pid_t> child_pids(pid_t parent) { return children_of(parent, false); }
 
 std::vector<pid_t> zombie_children(pid_t parent) {
     std::vector<pid_t> zombies;

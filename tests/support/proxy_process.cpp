@@ -30,9 +30,7 @@ bool base64_alphabet(const std::string& text) {
 
 }  // namespace
 
-std::size_t sentinel_count(const std::string& text) {
-    return count_occurrences(text, SENTINEL);
-}
+std::size_t sentinel_count(const std::string& text) { return count_occurrences(text, SENTINEL); }
 
 std::string strip_sentinels(const std::string& text) {
     return trim(replace_all(text, SENTINEL, ""));
@@ -73,9 +71,7 @@ proxy_process::proxy_process(proxy_options options)
     }
 }
 
-proxy_process::~proxy_process() {
-    stop();
-}
+proxy_process::~proxy_process() { stop(); }
 
 void proxy_process::start(const proxy_options& options) {
     port_ = pick_free_port();
@@ -111,9 +107,7 @@ http_reply proxy_process::post(const std::string& path, const std::string& body,
     return http_post(port_, path, body, timeout);
 }
 
-http_reply proxy_process::get(const std::string& path) const {
-    return http_get(port_, path);
-}
+http_reply proxy_process::get(const std::string& path) const { return http_get(port_, path); }
 
 http_reply proxy_process::init(const std::string& code, const std::string& main,
                                const nlohmann::json* env) const {
@@ -135,13 +129,9 @@ http_reply proxy_process::raw(const std::string& request, std::chrono::milliseco
     return raw_exchange(port_, request, timeout);
 }
 
-std::string proxy_process::stdout_text() const {
-    return read_file(root_.path() / "proxy.stdout");
-}
+std::string proxy_process::stdout_text() const { return read_file(root_.path() / "proxy.stdout"); }
 
-std::string proxy_process::stderr_text() const {
-    return read_file(root_.path() / "proxy.stderr");
-}
+std::string proxy_process::stderr_text() const { return read_file(root_.path() / "proxy.stderr"); }
 
 proxy_options cpp_runtime(env_map extra) {
     proxy_options options;

@@ -1,8 +1,8 @@
 #include "test_util.hpp"
 
-#include <iostream>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
@@ -29,9 +29,7 @@ void write_file(const fs::path& path, const std::string& content, fs::perms mode
     fs::permissions(path, mode);
 }
 
-fs::path fixture_path(const std::string& name) {
-    return fs::path(ACTIONLOOP_FIXTURES) / name;
-}
+fs::path fixture_path(const std::string& name) { return fs::path(ACTIONLOOP_FIXTURES) / name; }
 
 fs::path compiler_script() {
     const fs::path staged = fs::path(ACTIONLOOP_BINARY_DIR) / "stage" / "bin" / "compile";
@@ -117,9 +115,7 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds tim
     return true;
 }
 
-void skip_test(const std::string& why) {
-    std::cout << SKIP_MARKER << " " << why << std::endl;
-}
+void skip_test(const std::string& why) { std::cout << SKIP_MARKER << " " << why << std::endl; }
 
 long long epoch_millis() {
     using namespace std::chrono;

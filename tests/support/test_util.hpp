@@ -16,8 +16,7 @@ namespace fs = std::filesystem;
 std::string read_file(const fs::path& path);
 
 /// Writes `content` to `path` (truncating) and applies `mode`.
-void write_file(const fs::path& path, const std::string& content,
-                fs::perms mode = fs::perms(0644));
+void write_file(const fs::path& path, const std::string& content, fs::perms mode = fs::perms(0644));
 
 /// Absolute path of a file under tests/fixtures.
 fs::path fixture_path(const std::string& name);

@@ -35,8 +35,12 @@ TEST_CASE("env_map follows upstream's order and keeps values with '=' whole") {
     char e5[] = "__OW_NAMESPACE=docker";
     char* environ_entries[] = {e1, e2, e3, e4, e5, nullptr};
     env_map env("1.2.3", "exec/env", "1", environ_entries);
-    env.apply(nlohmann::json{{"__OW_NAMESPACE", "init"}, {"n", 123}, {"o", {{"a", 1}}},
-                             {"b", true}, {"z", nullptr}, {"WITH SPACE", "x"}});
+    env.apply(nlohmann::json{{"__OW_NAMESPACE", "init"},
+                             {"n", 123},
+                             {"o", {{"a", 1}}},
+                             {"b", true},
+                             {"z", nullptr},
+                             {"WITH SPACE", "x"}});
     auto out = env.for_action();
     CHECK(has(out, "__OW_PROXY_VERSION=1.2.3"));
     CHECK(has(out, "__OW_EXECUTION_ENV=exec/env"));
@@ -72,7 +76,8 @@ TEST_CASE("init bodies decode like upstream, with Go's error texts") {
     CHECK(ok.code == "x");
     CHECK(ok.main == "niam");
     CHECK(ok.env["A"] == "1");
-    auto nulls = parse_init_request(R"({"value":{"code":null,"main":null,"binary":null,"env":null}})");
+    auto nulls =
+        parse_init_request(R"({"value":{"code":null,"main":null,"binary":null,"env":null}})");
     CHECK(nulls.code.empty());
     CHECK(parse_init_request("{}").code.empty());
     CHECK(error_of("XXX") ==

@@ -95,7 +95,7 @@ TEST_CASE("line_buffer caps each pipelined answer, not the sum of them") {
     buffer.append(long_one.data(), long_one.size());
     CHECK_FALSE(buffer.overflowed());  // the head line is complete and within the cap
     buffer.take_next_line(line);
-    CHECK(buffer.overflowed());        // now the head is the long one
+    CHECK(buffer.overflowed());  // now the head is the long one
 }
 
 TEST_CASE("line_buffer overflows past its cap without a newline") {

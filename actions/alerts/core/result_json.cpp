@@ -65,20 +65,20 @@ json notification_json(const alert_core& core, const notification& n) {
 }
 
 json stats_json(const batch_stats& st) {
-    return json{{"etags", st.etags},
-                {"heartbeats", st.heartbeats},
-                {"ignored", st.ignored},
-                {"stale", st.stale},
-                {"duplicates", st.duplicates},
-                {"foreign", st.foreign},
-                {"unknown", st.unknown},
-                {"suppressed", st.suppressed},
-                {"rejected", st.rejected},
-                {"late", st.late},
-                {"pending", st.pending},
-                {"devices", st.devices},
-                {"alertDelay",
-                 {{"max", to_ms(st.alert_delay.max)}, {"p50", to_ms(st.alert_delay.p50)}}}};
+    return json{
+        {"etags", st.etags},
+        {"heartbeats", st.heartbeats},
+        {"ignored", st.ignored},
+        {"stale", st.stale},
+        {"duplicates", st.duplicates},
+        {"foreign", st.foreign},
+        {"unknown", st.unknown},
+        {"suppressed", st.suppressed},
+        {"rejected", st.rejected},
+        {"late", st.late},
+        {"pending", st.pending},
+        {"devices", st.devices},
+        {"alertDelay", {{"max", to_ms(st.alert_delay.max)}, {"p50", to_ms(st.alert_delay.p50)}}}};
 }
 
 json result_json(const alert_core& core, const batch_result& r,

@@ -1,6 +1,6 @@
 // stream_generator.hpp — a realistic, deterministic ETag stream for N devices across accounts
-// (docs/alerts.md, "Actions"): `rate` ETags per device per minute (13 by default, as measured in the
-// seed), mostly heartbeats reporting the current state, plus motion on cameras with motion
+// (docs/alerts.md, "Actions"): `rate` ETags per device per minute (13 by default, as measured in
+// the seed), mostly heartbeats reporting the current state, plus motion on cameras with motion
 // regions, short offline flaps on flaky devices (shorter than the hold: nothing to send), and
 // real outages (offline or internet_offline for minutes: Offline then Online). Optional
 // duplicates (same id delivered twice) and reordering (arrival jittered after the event time).

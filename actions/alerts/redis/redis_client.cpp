@@ -62,8 +62,8 @@ void redis_client::append(const std::vector<std::string_view>& args) {
         argv_.push_back(a.data());
         lens_.push_back(a.size());
     }
-    if (redisAppendCommandArgv(ctx_, static_cast<int>(argv_.size()), argv_.data(),
-                               lens_.data()) != REDIS_OK) {
+    if (redisAppendCommandArgv(ctx_, static_cast<int>(argv_.size()), argv_.data(), lens_.data()) !=
+        REDIS_OK) {
         fail("cannot queue a command");
     }
     ++queued_;

@@ -17,7 +17,6 @@ std::unique_ptr<alerts::state_store> make_redis_store(const alerts::service_env&
     return std::make_unique<alerts::redis_store>(std::move(o));
 }
 
-[[maybe_unused]] const bool REGISTERED =
-    (alerts::register_redis_store(&make_redis_store), true);
+[[maybe_unused]] const bool REGISTERED = (alerts::register_redis_store(&make_redis_store), true);
 
 }  // namespace

@@ -12,8 +12,8 @@
 
 #include "../core/hash.hpp"
 #include "../core/result_json.hpp"
-#include "redis_url.hpp"
 #include "file_store.hpp"
+#include "redis_url.hpp"
 
 namespace alerts {
 
@@ -51,8 +51,8 @@ int env_number(const char* name, int fallback, int lo, int hi) {
     const long v = std::strtol(text.c_str(), &end, 10);
     if (end != text.c_str() + text.size() || v < lo || v > hi) {
         throw std::invalid_argument(std::string(name) + "='" + text +
-                                    "' must be a whole number from " + std::to_string(lo) +
-                                    " to " + std::to_string(hi));
+                                    "' must be a whole number from " + std::to_string(lo) + " to " +
+                                    std::to_string(hi));
     }
     return static_cast<int>(v);
 }

@@ -22,13 +22,13 @@ enum class action_kind { motion, state, monitor };
 
 /// The action's environment (the `env` of /init; docs/alerts.md, "Environment").
 struct service_env {
-    std::string datacenter;    // EEN_AGENT_DATACENTER
-    std::string config_file;   // ALERT_CONFIG
-    std::string state_dir;     // ALERT_STATE_DIR
-    bool fsync = false;        // ALERT_STATE_FSYNC=1
-    std::string redis_url;     // ALERT_REDIS_URL
-    std::string redis_prefix;  // ALERT_REDIS_PREFIX (default "alerts:")
-    int redis_id_ttl = 600;    // ALERT_REDIS_ID_TTL, seconds
+    std::string datacenter;       // EEN_AGENT_DATACENTER
+    std::string config_file;      // ALERT_CONFIG
+    std::string state_dir;        // ALERT_STATE_DIR
+    bool fsync = false;           // ALERT_STATE_FSYNC=1
+    std::string redis_url;        // ALERT_REDIS_URL
+    std::string redis_prefix;     // ALERT_REDIS_PREFIX (default "alerts:")
+    int redis_id_ttl = 600;       // ALERT_REDIS_ID_TTL, seconds
     int redis_timeout_ms = 2000;  // ALERT_REDIS_TIMEOUT_MS
 };
 
@@ -69,7 +69,7 @@ private:
     alert_core core_;
     std::unique_ptr<state_store> store_;
     parsed_batch batch_;
-    std::uint64_t config_text_hash_ = 0;  // of the last value.config text installed
+    std::uint64_t config_text_hash_ = 0;               // of the last value.config text installed
     std::shared_ptr<const alert_config> file_config_;  // ALERT_CONFIG, read at start
 };
 
