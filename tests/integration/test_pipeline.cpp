@@ -132,11 +132,14 @@ TEST_CASE("pipeline: a crash fails only the activation being served; the queued 
     proxy_process proxy(cpp_runtime());
     init_action(proxy);
     const long first_pid = json_of(proxy.run(json{{"n", -10}})).value("pid", 0L);
-    auto crash = std::async(std::launch::async, [&proxy] {
-        return proxy.run(json{{"n", -1}, {"sleep_ms", 400}, {"crash", true}}, json::object(),
-                         NO_HANG);
+    temp_dir scratch;
+    const std::string started = (scratch.path() / "started").string();
+    auto crash = std::async(std::launch::async, [&proxy, started] {
+        return proxy.run(json{{"n", -1}, {"sleep_ms", 400}, {"crash", true}, {"started", started}},
+                         json::object(), NO_HANG);
     });
-    std::this_thread::sleep_for(milliseconds(100));  // the crash is being served
+    // The crash is being served before the others arrive.
+    REQUIRE(wait_until([&] { return fs::exists(started); }, milliseconds(10000)));
     std::vector<std::future<http_reply>> replies = run_many(proxy, 0, 16);
     CHECK_ERROR_REPLY(crash.get(), 400, "command exited");
     const std::set<long> pids = check_own_answers(replies, 0);
@@ -150,11 +153,13 @@ TEST_CASE("pipeline: a missed deadline stops the process; the queued runs are an
     proxy_process proxy(cpp_runtime());
     init_action(proxy);
     const std::string deadline = std::to_string(epoch_millis() + 300);
-    auto slow = std::async(std::launch::async, [&proxy, deadline] {
-        return proxy.run(json{{"n", -1}, {"sleep_ms", 20000}}, json{{"deadline", deadline}},
-                         NO_HANG);
+    temp_dir scratch;
+    const std::string started = (scratch.path() / "started").string();
+    auto slow = std::async(std::launch::async, [&proxy, deadline, started] {
+        return proxy.run(json{{"n", -1}, {"sleep_ms", 20000}, {"started", started}},
+                         json{{"deadline", deadline}}, NO_HANG);
     });
-    std::this_thread::sleep_for(milliseconds(100));
+    REQUIRE(wait_until([&] { return fs::exists(started); }, milliseconds(10000)));
     std::vector<std::future<http_reply>> replies = run_many(proxy, 0, 8);
     CHECK_ERROR_REPLY(slow.get(), 502,
                       "The action did not answer before its deadline and was stopped.");

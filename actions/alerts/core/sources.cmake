@@ -1,0 +1,14 @@
+# The decision core's sources, relative to this folder: one list for the alert build and the
+# fuzz build (tests/fuzz), which compiles the same core with clang's sanitizers.
+set(ALERT_CORE_FILES
+    alert_core.cpp
+    batch_text.cpp
+    config.cpp
+    core_apply.cpp
+    core_records.cpp
+    etag_json.cpp
+    recent_ids.cpp
+    record_codec.cpp
+    result_json.cpp
+    string_interner.cpp
+    types.cpp)
