@@ -14,7 +14,7 @@ put it. Then, for each fenced block in the doc, top to bottom:
 Two commands are taken over, not run as written: `scripts/serve ARGS` (it serves until Ctrl-C)
 starts in the background as `scripts/serve --port P --no-build ARGS` after the previous one is
 stopped, as the doc tells the reader to do with Ctrl-C, and counts when it says `serving`; and
-`scripts/test` is the suite this runs in. The port P is free and replaces 8080 in every command.
+`scripts/test` is the suite this runs in. The ports P and P+1 are free and replace 8080 and 8081 in every command.
 Exit status: 0 all ran as written, 1 a command failed, 77 some blocks were not run.
 """
 import argparse
@@ -62,9 +62,19 @@ def blocks(path):
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port P with P+1 free too (`scripts/serve --redis` serves on both)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port >= 65535:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 1))
+                return port
+            except OSError:
+                continue
 
 
 def make_clone(source, build, root):
@@ -130,7 +140,9 @@ class runner:
         return done.returncode == 0, done.stdout + done.stderr
 
     def with_port(self, text):
-        return re.sub(r"\b(127\.0\.0\.1|localhost):8080\b", f"127.0.0.1:{self.port}", text)
+        """8080 (and 8081, the second proxy of `scripts/serve --redis`) become P and P+1."""
+        return re.sub(r"\b(127\.0\.0\.1|localhost):808([01])\b",
+                      lambda m: f"127.0.0.1:{self.port + int(m.group(2))}", text)
 
     def run_sh(self, first_line, text):
         """Runs a sh block: serve/test lines here, the rest by bash. (ok, output)"""
