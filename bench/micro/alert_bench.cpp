@@ -104,7 +104,8 @@ void BM_alert_activation(benchmark::State& state) {
     alerts::alert_service service(alerts::action_kind::monitor, env);
     null_buffer null;
     std::ostream log(&null);
-    const actionloop::raw_entry_point entry = [&](std::string_view value, std::string& answer) {
+    const actionloop::raw_entry_point entry = [&](std::string_view value, std::string& answer,
+                                                  const actionloop::context&) {
         service.run_text(value, 0, log, answer);
     };
     std::string answer;

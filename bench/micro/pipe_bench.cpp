@@ -91,7 +91,7 @@ void start_child(child_process& c, child_kind kind, int cpu) {
         }
         if (kind == child_kind::launcher_loop) {
             ::unsetenv("__OW_WAIT_FOR_ACK");
-            auto hello = [](nlohmann::json&& args) -> nlohmann::json {
+            auto hello = [](nlohmann::json&& args, const actionloop::context&) -> nlohmann::json {
                 return {
                     {"greeting", "Hello, " + args.value("name", std::string("stranger")) + "!"}};
             };
