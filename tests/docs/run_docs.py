@@ -115,6 +115,16 @@ class runner:
         self.serve = None
 
     def start_serve(self, args):
+        """Starts scripts/serve; when its port was taken meanwhile (another test's server), on
+        another free port, which the following commands then use."""
+        for _ in range(3):
+            ok, text = self.try_serve(args)
+            if ok or "taken?" not in text:
+                break
+            self.port = free_port()
+        return ok, text
+
+    def try_serve(self, args):
         self.stop_serve()
         log = open(os.path.join(self.repo, "..", "serve.log"), "w+")
         argv = ["scripts/serve", "--port", str(self.port), "--no-build"] + args
@@ -155,7 +165,8 @@ class runner:
             output += out
             pending = []
             return ok
-        for n, line in enumerate(self.with_port(text).split("\n"), first_line + 1):
+        for n, raw in enumerate(text.split("\n"), first_line + 1):
+            line = self.with_port(raw)  # per line: a serve below may move to another port
             at_start = state == ""
             code, state = scan(line, state)
             words = code.split()
