@@ -7,12 +7,22 @@
 #include <string>
 
 #include "action_proxy.hpp"
+#include "metrics.hpp"
+#include "shutdown.hpp"
 
 namespace actionloop {
 
+/// What the server reports to and reads from ops/: the drain and the metrics.
+struct server_ops {
+    drain_state& drain;
+    activation_metrics& metrics;
+    int metrics_port = 0;  // GET /metrics on host:metrics_port; 0: not served
+};
+
 /// Binds `host`:`port` (SO_REUSEADDR, not SO_REUSEPORT, backlog SOMAXCONN) and serves until
-/// the process ends. False when the port cannot be bound. Raises the soft limit of open
-/// files to the hard one first, so a thousand connections fit.
-bool serve_http(action_proxy& proxy, const std::string& host, int port);
+/// the process ends. False when the port cannot be bound; throws std::runtime_error when the
+/// metrics port cannot. Raises the soft limit of open files to the hard one first, so a
+/// thousand connections fit.
+bool serve_http(action_proxy& proxy, const std::string& host, int port, const server_ops& ops);
 
 }  // namespace actionloop
