@@ -89,10 +89,23 @@ void check_health(const proxy_process& proxy, int status) {
     }
 }
 
+// A proxy with /metrics on `metrics_port`, plus `env`.
+proxy_options metered(int metrics_port, env_map env = {}) {
+    return options_of(std::move(env), {"-metrics-port", std::to_string(metrics_port)});
+}
+
+// Waits until the proxy has accepted `count` activations that are not answered yet.
+bool wait_in_flight(int metrics_port, double count) {
+    return wait_until(
+        [&] { return scrape_metrics(metrics_port).at("actionloop_in_flight") == count; },
+        seconds(10));
+}
+
 }  // namespace
 
 TEST_CASE("shutdown: /health is 200 {\"ok\":true} while serving, whatever the action does") {
-    proxy_process proxy;
+    const int metrics_port = pick_free_port();
+    proxy_process proxy(metered(metrics_port));
     check_health(proxy, 200);                                      // before any /init
     CHECK_REPLY(proxy.post("/health?probe=1", ""), 200, OK_BODY);  // any method, query ignored
     CHECK_REPLY(proxy.init(fixture_text("hang.sh")), 200, OK_BODY);
@@ -100,7 +113,7 @@ TEST_CASE("shutdown: /health is 200 {\"ok\":true} while serving, whatever the ac
         return proxy.run(json{{"hang", true}}, {}, seconds(20));
     });
     // The action is busy for good: /health is answered on the io thread all the same.
-    REQUIRE(wait_until([&] { return descendant_pids(proxy.pid()).size() >= 2; }, seconds(10)));
+    REQUIRE(wait_in_flight(metrics_port, 1));
     for (int i = 0; i < 5; ++i) check_health(proxy, 200);
     proxy.stop();
     check_cut(hung.get());
@@ -143,7 +156,8 @@ TEST_CASE("shutdown: SIGTERM with nothing in flight stops the action and exits 0
 }
 
 TEST_CASE("shutdown: an activation in flight ends at its own deadline, then the proxy exits 0") {
-    proxy_process proxy(options_of({{"OW_DEADLINE_GRACE_MS", "0"}}, {}));
+    const int metrics_port = pick_free_port();
+    proxy_process proxy(metered(metrics_port, {{"OW_DEADLINE_GRACE_MS", "0"}}));
     CHECK_REPLY(proxy.init(fixture_text("hang.sh")), 200, OK_BODY);
     const auto deadline =
         duration_cast<milliseconds>(system_clock::now().time_since_epoch()) + milliseconds(1500);
@@ -151,7 +165,7 @@ TEST_CASE("shutdown: an activation in flight ends at its own deadline, then the 
         return proxy.run(json{{"hang", true}},
                          json{{"deadline", std::to_string(deadline.count())}});
     });
-    REQUIRE(wait_until([&] { return descendant_pids(proxy.pid()).size() >= 2; }, seconds(10)));
+    REQUIRE(wait_in_flight(metrics_port, 1));
     ::kill(proxy.pid(), SIGTERM);
     CHECK_ERROR_REPLY(hung.get(), 502,
                       "The action did not answer before its deadline and was stopped.");
