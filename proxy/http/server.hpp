@@ -1,7 +1,8 @@
 // The HTTP server: Boost.Beast on one Boost.Asio io_context thread (accept, parse, respond),
 // one session per connection (session.hpp). /init and /run, which block on the action or
 // the compiler, run on a pool of worker threads and post their answer back to the session,
-// so an idle, slow or vanished client costs no thread and never delays another.
+// so an idle, slow or vanished client costs no thread and never delays another. /health and
+// the metrics port (ops/metrics_server.hpp) are answered on the io thread too.
 #pragma once
 
 #include <string>

@@ -1,7 +1,8 @@
 // One HTTP connection: read a request (header first, so an oversized body is refused before
-// it is buffered, and 100-continue is answered), hand /init and /run to a worker, write the
-// answer with one write (header and body together), and read the next request on the same
-// buffers (keep-alive).
+// it is buffered, and 100-continue is answered), hand /init and /run to a worker (counted
+// in flight until their answer is written; refused with 503 while draining), answer /health
+// itself, write the answer with one write (header and body together), and read the next
+// request on the same buffers (keep-alive).
 #pragma once
 
 #include <chrono>

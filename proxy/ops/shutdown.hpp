@@ -57,9 +57,9 @@ private:
 };
 
 /// Takes SIGTERM and SIGINT on a thread of their own (blocked in every other thread: call
-/// before any thread exists). First SIGTERM: drain `state` (at most `cap`), kill every
-/// child, exit 0. SIGINT, or SIGTERM during the drain: kill every child and die of the
-/// signal (exit 128+N where it cannot kill: pid 1 in a container).
+/// before any thread exists; children get a clean mask from spawn()). First SIGTERM: drain
+/// `state` (at most `cap`), kill every child, exit 0. SIGINT, or SIGTERM during the drain:
+/// kill every child and die of the signal (exit 128+N where it cannot kill: pid 1).
 void handle_stop_signals(drain_state& state, std::chrono::milliseconds cap);
 
 }  // namespace actionloop

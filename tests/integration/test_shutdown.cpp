@@ -160,7 +160,7 @@ TEST_CASE("shutdown: an activation in flight ends at its own deadline, then the 
     proxy_process proxy(metered(metrics_port, {{"OW_DEADLINE_GRACE_MS", "0"}}));
     CHECK_REPLY(proxy.init(fixture_text("hang.sh")), 200, OK_BODY);
     const auto deadline =
-        duration_cast<milliseconds>(system_clock::now().time_since_epoch()) + milliseconds(1500);
+        duration_cast<milliseconds>(system_clock::now().time_since_epoch()) + milliseconds(3000);
     auto hung = std::async(std::launch::async, [&] {
         return proxy.run(json{{"hang", true}},
                          json{{"deadline", std::to_string(deadline.count())}});
