@@ -23,7 +23,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config binutils \
       libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev \
-      zip \
+      prometheus-cpp-dev zip \
  && rm -rf /var/lib/apt/lists/*
 COPY . .
 # The shipped zips get the exec.env the proxy checks (as `compile` writes it for sources).
@@ -47,11 +47,12 @@ WORKDIR /action
 EXPOSE 8080
 ENTRYPOINT ["/bin/proxy"]
 # g++ (with libstdc++-12-dev and binutils: readelf, ld.gold) and nlohmann-json3-dev: compile;
-# libcpp-httplib0.11, libspdlog1.10, libfmt9, libarchive13: the proxy; jq: shell actions.
+# libcpp-httplib0.11, libspdlog1.10, libfmt9, libarchive13, libprometheus-cpp-core1.0: the
+# proxy; jq: shell actions.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ libstdc++-12-dev binutils nlohmann-json3-dev \
-      libcpp-httplib0.11 libspdlog1.10 libfmt9 libarchive13 \
+      libcpp-httplib0.11 libspdlog1.10 libfmt9 libarchive13 libprometheus-cpp-core1.0 \
       jq \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt/* /var/log/dpkg.log
 COPY --from=build /out/usr/local /usr/local

@@ -5,6 +5,8 @@
 // server.cpp is the one place that turns those into HTTP answers.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -38,6 +40,11 @@ public:
 
     const settings& config() const { return settings_; }
 
+    /// For /metrics: action processes started again after they died (restart_action()).
+    std::uint64_t action_restarts() const { return restarts_.load(std::memory_order_relaxed); }
+    /// For /metrics: /run activations waiting for their turn at the action.
+    size_t queued() { return queue_.waiting(); }
+
 private:
     // init_handler.cpp
     std::string next_action_dir();
@@ -62,6 +69,7 @@ private:
     std::unique_ptr<pipeline> pipeline_;  // when the action offered pipelining
     bool initialized_ = false;
     long last_dir_ = 0;
+    std::atomic<std::uint64_t> restarts_{0};
 };
 
 }  // namespace actionloop

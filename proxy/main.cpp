@@ -1,13 +1,11 @@
 // proxy: the ActionLoop HTTP server (or, with -compile, the offline compiler).
-#include <pthread.h>
 #include <signal.h>
-#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <stdexcept>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -15,8 +13,10 @@
 #include "action_proxy.hpp"
 #include "extractor.hpp"
 #include "logging.hpp"
+#include "metrics.hpp"
 #include "reaper.hpp"
 #include "server.hpp"
+#include "shutdown.hpp"
 
 extern char** environ;
 
@@ -75,33 +75,14 @@ int offline_compile(action_proxy& proxy, const settings& config) {
     }
 }
 
-// SIGTERM and SIGINT are taken by a thread of their own (blocked everywhere else: this runs
-// before any thread exists; children get a clean mask from spawn()). On either, the action
-// and everything it left behind are killed and reaped, then the proxy dies of the signal as
-// before (or exits 128+N where the signal cannot kill it: pid 1 in a container).
-void stop_children_on_signals() {
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGINT);
-    ::pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-    std::thread([stop] {
-        int sig = 0;
-        while (::sigwait(&stop, &sig) != 0) {
-        }
-        kill_all_children();
-        ::signal(sig, SIG_DFL);
-        ::pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
-        ::raise(sig);
-        ::_exit(128 + sig);
-    }).detach();
-}
-
+// SIGTERM drains, SIGINT (or a second SIGTERM) stops at once: ops/shutdown.hpp.
 int serve(action_proxy& proxy, const settings& config) {
-    stop_children_on_signals();
+    static drain_state drain;  // static: the signal thread may outlive this frame
+    static activation_metrics metrics;
+    handle_stop_signals(drain, std::chrono::milliseconds(config.shutdown_timeout_ms));
     start_reaper();
     spdlog::debug("listening on {}:{}", config.host, config.port);
-    if (!serve_http(proxy, config.host, config.port)) {
+    if (!serve_http(proxy, config.host, config.port, {drain, metrics, config.metrics_port})) {
         spdlog::critical("cannot listen on {}:{}", config.host, config.port);
         return 1;
     }

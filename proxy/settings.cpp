@@ -25,6 +25,9 @@ const knob FLAGS[] = {
     {"-host ADDR", "0.0.0.0",
      "address to listen on (all interfaces; 127.0.0.1: loopback only); "
      "also OW_HOST"},
+    {"-metrics-port N", "off",
+     "serve GET /metrics (Prometheus text format) on this port of the same address; "
+     "also OW_METRICS_PORT"},
     {"-debug", "off", "verbose logs, a second /init allowed, failed action dirs kept"},
     {"-compile MAIN", "",
      "offline compile: a source file or zip on stdin, a zip of the built "
@@ -58,6 +61,10 @@ const knob VARIABLES[] = {
     {"OW_ACK_TIMEOUT_MS", "60000", "how long to wait for the ack"},
     {"OW_COMPILE_TIMEOUT_MS", "300000", "how long the compiler may run"},
     {"OW_THREADS", "64", "HTTP worker threads"},
+    {"OW_METRICS_PORT", "off", "port for GET /metrics when -metrics-port is not given"},
+    {"OW_SHUTDOWN_TIMEOUT_MS", "25000",
+     "after SIGTERM, how long activations in flight may take to finish before the action is "
+     "stopped and the proxy exits 0"},
     {"OW_PIPELINE", "on", "pipelined /runs for actions that accept them; 0 turns it off"},
     {"SPDLOG_LEVEL", "warn", "the proxy's own diagnostics on stderr (-debug: debug)"},
     {"ACTIONLOOP_CXXFLAGS", "empty",
@@ -67,7 +74,8 @@ const knob VARIABLES[] = {
 };
 
 const char* const USAGE =
-    "usage: proxy [-port N] [-host ADDR] [-debug] [-version] [-compile MAIN [-env JSON]] [-h]";
+    "usage: proxy [-port N] [-host ADDR] [-metrics-port N] [-debug] [-version] "
+    "[-compile MAIN [-env JSON]] [-h]";
 
 std::string env_string(const char* name) {
     const char* value = std::getenv(name);
@@ -89,13 +97,13 @@ T env_number(const char* name, T fallback) {
 }
 
 // A whole decimal port number in 1..65535 (std::stoi would take "80x" as 80).
-int parse_port(const std::string& text) {
+int parse_port(const std::string& text, const char* name = "-port") {
     const bool digits = !text.empty() && text.size() <= 5 &&
                         text.find_first_not_of("0123456789") == std::string::npos;
     const int port = digits ? std::stoi(text) : 0;
     if (port < 1 || port > 65535) {
-        throw std::invalid_argument("invalid -port '" + text + "': a number from 1 to 65535\n" +
-                                    USAGE);
+        throw std::invalid_argument("invalid " + std::string(name) + " '" + text +
+                                    "': a number from 1 to 65535\n" + USAGE);
     }
     return port;
 }
@@ -106,7 +114,7 @@ std::string_view flag_name(std::string_view arg) {
     return {};
 }
 
-void parse_flags(int argc, char** argv, settings& s, bool& host_given) {
+void parse_flags(int argc, char** argv, settings& s, bool& host_given, bool& metrics_given) {
     for (int i = 1; i < argc; ++i) {
         std::string_view name = flag_name(argv[i]);
         auto value = [&]() -> std::string {
@@ -128,6 +136,9 @@ void parse_flags(int argc, char** argv, settings& s, bool& host_given) {
             s.env_json = value();
         } else if (name == "port") {
             s.port = parse_port(value());
+        } else if (name == "metrics-port") {
+            s.metrics_port = parse_port(value(), "-metrics-port");
+            metrics_given = true;
         } else if (name == "host") {
             s.host = value();
             host_given = true;
@@ -152,8 +163,12 @@ void append_rows(std::string& out, const knob* begin, const knob* end) {
 settings load_settings(int argc, char** argv) {
     settings s;
     bool host_given = false;
-    parse_flags(argc, argv, s, host_given);
+    bool metrics_given = false;
+    parse_flags(argc, argv, s, host_given, metrics_given);
     if (!host_given && !env_string("OW_HOST").empty()) s.host = env_string("OW_HOST");
+    if (!metrics_given && !env_string("OW_METRICS_PORT").empty()) {
+        s.metrics_port = parse_port(env_string("OW_METRICS_PORT"), "OW_METRICS_PORT");
+    }
     s.compiler = env_string("OW_COMPILER");
     s.wait_for_ack = env_string("OW_WAIT_FOR_ACK");
     s.execution_env = env_string("OW_EXECUTION_ENV");
@@ -166,6 +181,7 @@ settings load_settings(int argc, char** argv) {
     s.ack_timeout_ms = env_number("OW_ACK_TIMEOUT_MS", s.ack_timeout_ms);
     s.compile_timeout_ms = env_number("OW_COMPILE_TIMEOUT_MS", s.compile_timeout_ms);
     s.threads = env_number("OW_THREADS", s.threads);
+    s.shutdown_timeout_ms = env_number("OW_SHUTDOWN_TIMEOUT_MS", s.shutdown_timeout_ms);
     if (s.threads == 0) s.threads = 1;
     const std::string pipeline = env_string("OW_PIPELINE");
     s.pipeline = !(pipeline == "0" || pipeline == "false" || pipeline == "off");

@@ -14,6 +14,7 @@ struct settings {
     // Command line.
     int port = 8080;               // -port N (1..65535)
     std::string host = "0.0.0.0";  // -host ADDR, else OW_HOST: the address to listen on
+    int metrics_port = 0;          // -metrics-port N, else OW_METRICS_PORT; 0: no /metrics
     bool debug = false;            // -debug: verbose logs, re-init allowed, failed dirs kept
     bool version = false;          // -version
     bool help = false;             // -h, -help
@@ -35,6 +36,7 @@ struct settings {
     int ack_timeout_ms = 60000;                    // OW_ACK_TIMEOUT_MS
     int compile_timeout_ms = 300000;               // OW_COMPILE_TIMEOUT_MS
     size_t threads = 64;                           // OW_THREADS (HTTP worker threads)
+    int shutdown_timeout_ms = 25000;               // OW_SHUTDOWN_TIMEOUT_MS (the drain's cap)
     bool pipeline = true;                          // OW_PIPELINE=0 turns pipelining off
     std::string cxxflags;                          // ACTIONLOOP_CXXFLAGS (for -compile)
     std::string action_dir = "action";             // where action/N/{src,bin} live (cwd-relative)

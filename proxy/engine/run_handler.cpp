@@ -75,6 +75,7 @@ void action_proxy::end_activation(executor::outcome outcome) {
 void action_proxy::restart_action() {
     try {
         executor_->restart("the action process is gone (" + executor_->describe_exit() + ")");
+        restarts_.fetch_add(1, std::memory_order_relaxed);  // for /metrics
     } catch (const start_error& e) {
         throw http_error(BAD_GATEWAY, std::string("cannot start action: ") + e.what());
     }

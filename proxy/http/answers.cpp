@@ -10,6 +10,7 @@ route route_of(std::string_view target) {
     const std::string_view path = target.substr(0, target.find('?'));
     if (path == "/init") return route::init;
     if (path == "/run") return route::run;
+    if (path == "/health") return route::health;
     return route::other;
 }
 

@@ -9,10 +9,10 @@
 
 namespace actionloop {
 
-enum class route { init, run, other };
+enum class route { init, run, health, other };
 
-/// /init and /run on the exact path (the query string ignored), any method; anything else
-/// is `other` (upstream answers it 200 with an empty body).
+/// /init, /run and /health on the exact path (the query string ignored), any method;
+/// anything else is `other` (upstream answers it 200 with an empty body).
 route route_of(std::string_view target);
 
 /// Runs /init or /run (blocking: the action, the compiler) and turns any failure into its

@@ -13,11 +13,12 @@ namespace actionloop {
 /// Statuses, as upstream uses them.
 enum status : int {
     OK = 200,
-    BAD_REQUEST = 400,        // unreadable request or /init body, the action died during a run
-    FORBIDDEN = 403,          // second init, init without code
-    PAYLOAD_TOO_LARGE = 413,  // request body over the limit (ours)
-    INTERNAL_ERROR = 500,     // no action defined yet; an unexpected internal failure
-    BAD_GATEWAY = 502,        // extract/compile/start failure, bad answer, deadline, answer cap
+    BAD_REQUEST = 400,          // unreadable request or /init body, the action died during a run
+    FORBIDDEN = 403,            // second init, init without code
+    PAYLOAD_TOO_LARGE = 413,    // request body over the limit (ours)
+    INTERNAL_ERROR = 500,       // no action defined yet; an unexpected internal failure
+    BAD_GATEWAY = 502,          // extract/compile/start failure, bad answer, deadline, answer cap
+    SERVICE_UNAVAILABLE = 503,  // shutting down: /init and /run refused, /health (ours)
 };
 
 class http_error : public std::runtime_error {

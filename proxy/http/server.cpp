@@ -11,6 +11,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
 
+#include "metrics_server.hpp"
 #include "session.hpp"
 
 namespace actionloop {
@@ -72,15 +73,30 @@ bool bind_listener(tcp::acceptor& acceptor, const std::string& host, int port) {
     return !ec;
 }
 
+// A scrape: the counters plus what is read at scrape time.
+std::string scrape(action_proxy& proxy, const server_ops& ops) {
+    metrics_gauges gauges;
+    gauges.restarts = proxy.action_restarts();
+    gauges.queue_depth = proxy.queued();
+    gauges.in_flight = ops.drain.in_flight();
+    gauges.resident_bytes = resident_bytes();
+    return render_metrics(ops.metrics, gauges);
+}
+
 }  // namespace
 
-bool serve_http(action_proxy& proxy, const std::string& host, int port) {
+bool serve_http(action_proxy& proxy, const std::string& host, int port, const server_ops& ops) {
     raise_open_files_limit();
     asio::io_context io(1);
     tcp::acceptor acceptor(io);
+    // The metrics port first: once the action port accepts, both do.
+    if (ops.metrics_port != 0) {
+        start_metrics_server(io, host, ops.metrics_port,
+                             [&proxy, ops] { return scrape(proxy, ops); });
+    }
     if (!bind_listener(acceptor, host, port)) return false;
     asio::thread_pool workers(std::max<size_t>(proxy.config().threads, 1));
-    server_context context{proxy, workers, proxy.config().max_body_bytes};
+    server_context context{proxy, workers, proxy.config().max_body_bytes, ops.drain, ops.metrics};
     listener accepting(io, acceptor, context);
     accepting.accept();
     for (;;) {

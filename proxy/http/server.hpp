@@ -1,18 +1,29 @@
 // The HTTP server: Boost.Beast on one Boost.Asio io_context thread (accept, parse, respond),
 // one session per connection (session.hpp). /init and /run, which block on the action or
 // the compiler, run on a pool of worker threads and post their answer back to the session,
-// so an idle, slow or vanished client costs no thread and never delays another.
+// so an idle, slow or vanished client costs no thread and never delays another. /health and
+// the metrics port (ops/metrics_server.hpp) are answered on the io thread too.
 #pragma once
 
 #include <string>
 
 #include "action_proxy.hpp"
+#include "metrics.hpp"
+#include "shutdown.hpp"
 
 namespace actionloop {
 
+/// What the server reports to and reads from ops/: the drain and the metrics.
+struct server_ops {
+    drain_state& drain;
+    activation_metrics& metrics;
+    int metrics_port = 0;  // GET /metrics on host:metrics_port; 0: not served
+};
+
 /// Binds `host`:`port` (SO_REUSEADDR, not SO_REUSEPORT, backlog SOMAXCONN) and serves until
-/// the process ends. False when the port cannot be bound. Raises the soft limit of open
-/// files to the hard one first, so a thousand connections fit.
-bool serve_http(action_proxy& proxy, const std::string& host, int port);
+/// the process ends. False when the port cannot be bound; throws std::runtime_error when the
+/// metrics port cannot. Raises the soft limit of open files to the hard one first, so a
+/// thousand connections fit.
+bool serve_http(action_proxy& proxy, const std::string& host, int port, const server_ops& ops);
 
 }  // namespace actionloop

@@ -7,6 +7,7 @@
 #include <boost/asio/write.hpp>
 
 #include "answers.hpp"
+#include "health.hpp"
 #include "http_error.hpp"
 
 namespace actionloop {
@@ -103,13 +104,35 @@ void session::dispatch() {
         respond(OK, std::string(), false, false);  // upstream: 200, nothing
         return;
     }
-    asio::post(context_.workers, [self = shared_from_this(), which,
-                                  body = std::move(parser_->get().body())]() {
-        http_answer answer = answer_for(self->context_.proxy, which, body);
-        asio::post(self->stream_.get_executor(), [self, answer = std::move(answer)]() mutable {
-            self->respond(answer.status, std::move(answer.body), true, false);
+    if (which == route::health) {
+        http_answer health = health_answer(context_.drain.draining());
+        respond(health.status, std::move(health.body), true, false);
+        return;
+    }
+    std::string body = std::move(parser_->get().body());
+    if (!context_.drain.enter()) {  // shutting down: the invoker takes it elsewhere
+        keep_alive_ = false;
+        answer_ready(which, std::chrono::steady_clock::now(), body.size(), shutting_down_answer());
+        return;
+    }
+    ticket_.emplace(context_.drain);
+    const auto started = std::chrono::steady_clock::now();
+    asio::post(
+        context_.workers, [self = shared_from_this(), which, started, body = std::move(body)]() {
+            http_answer answer = answer_for(self->context_.proxy, which, body);
+            asio::post(self->stream_.get_executor(), [self, which, started, size = body.size(),
+                                                      answer = std::move(answer)]() mutable {
+                self->answer_ready(which, started, size, std::move(answer));
+            });
         });
-    });
+}
+
+// An /init or /run answer, on the io thread: counted, then written.
+void session::answer_ready(route which, std::chrono::steady_clock::time_point started,
+                           size_t request_bytes, http_answer answer) {
+    context_.metrics.record(which == route::run, answer.status, answer.body, request_bytes,
+                            std::chrono::steady_clock::now() - started);
+    respond(answer.status, std::move(answer.body), true, false);
 }
 
 // One answer, header and body in one write; Content-Length always.
@@ -128,6 +151,7 @@ void session::respond(int status, std::string body, bool json, bool close) {
 }
 
 void session::on_written(error_code ec, bool close) {
+    ticket_.reset();  // the activation is over: a drain may end now
     if (ec) {
         stream_.close();
         return;

@@ -1,9 +1,11 @@
 // One HTTP connection: read a request (header first, so an oversized body is refused before
-// it is buffered, and 100-continue is answered), hand /init and /run to a worker, write the
-// answer with one write (header and body together), and read the next request on the same
-// buffers (keep-alive).
+// it is buffered, and 100-continue is answered), hand /init and /run to a worker (counted
+// in flight until their answer is written; refused with 503 while draining), answer /health
+// itself, write the answer with one write (header and body together), and read the next
+// request on the same buffers (keep-alive).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +16,9 @@
 #include <boost/beast/http.hpp>
 
 #include "action_proxy.hpp"
+#include "answers.hpp"
+#include "metrics.hpp"
+#include "shutdown.hpp"
 
 namespace actionloop {
 
@@ -22,6 +27,8 @@ struct server_context {
     action_proxy& proxy;
     boost::asio::thread_pool& workers;  // /init and /run block: they run here
     size_t max_body_bytes;
+    drain_state& drain;           // in-flight count; 503 while draining
+    activation_metrics& metrics;  // counted when an answer is ready
 };
 
 class session : public std::enable_shared_from_this<session> {
@@ -40,6 +47,8 @@ private:
     void on_body(error_code ec);
     bool answer_read_error(error_code ec);
     void dispatch();
+    void answer_ready(route which, std::chrono::steady_clock::time_point started,
+                      size_t request_bytes, http_answer answer);
     void respond(int status, std::string body, bool json, bool close);
     void on_written(error_code ec, bool close);
     void drain_and_close();
@@ -50,6 +59,7 @@ private:
     boost::beast::http::response<boost::beast::http::string_body> response_;
     unsigned version_ = 11;
     bool keep_alive_ = true;
+    std::optional<in_flight_ticket> ticket_;  // an /init or /run until its answer is written
     server_context& context_;
 };
 

@@ -168,6 +168,9 @@ int proxy_process::stop() {
     }
     const std::vector<pid_t> leftovers = descendant_pids(pid_);
     if (running_) {
+        // SIGINT first: the immediate stop. SIGTERM would let activations still in flight
+        // (a test's hung action) finish first, up to OW_SHUTDOWN_TIMEOUT_MS.
+        ::kill(pid_, SIGINT);
         status_ = terminate_and_reap(pid_, std::chrono::seconds(3));
         running_ = false;
     }

@@ -95,7 +95,8 @@ public:
 
     /// Whether the proxy process is still running.
     bool running();
-    /// SIGTERM, then SIGKILL after a grace period; reaps it and kills whatever it started.
+    /// SIGINT (the proxy's immediate stop), then SIGKILL after a grace period; reaps it and
+    /// kills whatever it started.
     /// Returns the wait status (0 when already stopped).
     int stop();
 

@@ -1,4 +1,5 @@
-// Routing of the HTTP layer: /init and /run on the exact path, the query string ignored.
+// Routing of the HTTP layer: /init, /run and /health on the exact path, the query string
+// ignored.
 #include <doctest/doctest.h>
 
 #include "answers.hpp"
@@ -11,7 +12,10 @@ TEST_CASE("routing: /init and /run on the exact path, the query string ignored")
     CHECK(route_of("/run") == route::run);
     CHECK(route_of("/run?blocking=true") == route::run);
     CHECK(route_of("/init?") == route::init);
-    for (const char* other : {"/", "", "/run/", "/RUN", "/init/x", "run", "/runx", "?/run"}) {
+    CHECK(route_of("/health") == route::health);
+    CHECK(route_of("/health?probe=readiness") == route::health);
+    for (const char* other : {"/", "", "/run/", "/RUN", "/init/x", "run", "/runx", "?/run",
+                              "/health/", "/healthz", "/metrics"}) {
         INFO("target: " << other);
         CHECK(route_of(other) == route::other);
     }

@@ -1,0 +1,207 @@
+#include "metrics.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
+
+namespace actionloop {
+namespace {
+
+using nlohmann::json;
+constexpr auto RELAXED = std::memory_order_relaxed;
+
+// Stops at the first top-level "error" key; everything else is walked and dropped.
+struct top_level_error_finder : nlohmann::json_sax<json> {
+    int depth = 0;
+    bool found = false;
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return ++depth, true; }
+    bool end_object() override { return --depth, true; }
+    bool start_array(std::size_t) override { return ++depth, true; }
+    bool end_array() override { return --depth, true; }
+    bool key(string_t& name) override {
+        found = depth == 1 && name == "error";
+        return !found;  // found: stop here
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;
+    }
+};
+
+prometheus::ClientMetric::Label label(const char* name, const char* value) { return {name, value}; }
+
+prometheus::MetricFamily family(const char* name, const char* help, prometheus::MetricType type) {
+    prometheus::MetricFamily f;
+    f.name = name;
+    f.help = help;
+    f.type = type;
+    return f;
+}
+
+prometheus::MetricFamily single(const char* name, const char* help, prometheus::MetricType type,
+                                double value) {
+    prometheus::MetricFamily f = family(name, help, type);
+    prometheus::ClientMetric m;
+    if (type == prometheus::MetricType::Counter) {
+        m.counter.value = value;
+    } else {
+        m.gauge.value = value;
+    }
+    f.metric.push_back(m);
+    return f;
+}
+
+prometheus::MetricFamily activations_family(const activation_metrics& counted) {
+    prometheus::MetricFamily f =
+        family("actionloop_activations_total", "/init and /run answered, by route and outcome",
+               prometheus::MetricType::Counter);
+    for (bool is_run : {false, true}) {
+        for (std::size_t i = 0; i < OUTCOMES; ++i) {
+            const auto o = static_cast<outcome>(i);
+            prometheus::ClientMetric m;
+            m.label = {label("outcome", outcome_name(o)), label("route", is_run ? "run" : "init")};
+            m.counter.value = static_cast<double>(counted.activations(is_run, o));
+            f.metric.push_back(m);
+        }
+    }
+    return f;
+}
+
+prometheus::MetricFamily histogram_family(const char* name, const char* help,
+                                          const latency_histogram& h) {
+    prometheus::MetricFamily f = family(name, help, prometheus::MetricType::Histogram);
+    prometheus::ClientMetric m;
+    const auto counts = h.cumulative();
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+        m.histogram.bucket.push_back({counts[i], latency_histogram::BOUNDS[i]});
+    }
+    // Read after the buckets: +Inf is never below the last bucket.
+    m.histogram.sample_count = std::max(h.count(), counts.back());
+    m.histogram.bucket.push_back(
+        {m.histogram.sample_count, std::numeric_limits<double>::infinity()});
+    m.histogram.sample_sum = h.sum_seconds();
+    f.metric.push_back(m);
+    return f;
+}
+
+}  // namespace
+
+const char* outcome_name(outcome o) {
+    switch (o) {
+        case outcome::success:
+            return "success";
+        case outcome::application_error:
+            return "application_error";
+        case outcome::crash:
+            return "crash";
+        case outcome::action_error:
+            return "action_error";
+        case outcome::rejected:
+            return "rejected";
+        case outcome::shutting_down:
+            return "shutting_down";
+    }
+    return "rejected";
+}
+
+bool has_top_level_error(std::string_view body) {
+    if (body.find("\"error\"") == std::string_view::npos) return false;
+    top_level_error_finder finder;
+    json::sax_parse(body.begin(), body.end(), &finder);
+    return finder.found;
+}
+
+outcome outcome_of(bool is_run, int status, std::string_view body) {
+    if (status == 200)
+        return has_top_level_error(body) ? outcome::application_error : outcome::success;
+    if (status == 400 && is_run) return outcome::crash;
+    if (status == 502) return outcome::action_error;
+    if (status == 503) return outcome::shutting_down;
+    return outcome::rejected;
+}
+
+void latency_histogram::observe(std::chrono::nanoseconds elapsed) {
+    const double seconds = std::chrono::duration<double>(elapsed).count();
+    for (std::size_t i = 0; i < BOUNDS.size(); ++i) {
+        if (seconds <= BOUNDS[i]) {
+            buckets_[i].fetch_add(1, RELAXED);
+            break;
+        }
+    }
+    sum_ns_.fetch_add(static_cast<std::uint64_t>(std::max<std::int64_t>(elapsed.count(), 0)),
+                      RELAXED);
+    count_.fetch_add(1, RELAXED);
+}
+
+std::array<std::uint64_t, latency_histogram::BOUNDS.size()> latency_histogram::cumulative() const {
+    std::array<std::uint64_t, BOUNDS.size()> out{};
+    std::uint64_t running = 0;
+    for (std::size_t i = 0; i < BOUNDS.size(); ++i) {
+        running += buckets_[i].load(RELAXED);
+        out[i] = running;
+    }
+    return out;
+}
+
+double latency_histogram::sum_seconds() const {
+    return static_cast<double>(sum_ns_.load(RELAXED)) / 1e9;
+}
+
+void activation_metrics::record(bool is_run, int status, std::string_view answer_body,
+                                std::size_t request_bytes, std::chrono::nanoseconds elapsed) {
+    const outcome o = outcome_of(is_run, status, answer_body);
+    counts_[is_run][static_cast<std::size_t>(o)].fetch_add(1, RELAXED);
+    if (o != outcome::shutting_down) latency_[is_run].observe(elapsed);
+    bytes_in_.fetch_add(request_bytes, RELAXED);
+    bytes_out_.fetch_add(answer_body.size(), RELAXED);
+}
+
+std::string render_metrics(const activation_metrics& counted, const metrics_gauges& gauges) {
+    using prometheus::MetricType;
+    std::vector<prometheus::MetricFamily> families;
+    families.push_back(activations_family(counted));
+    families.push_back(histogram_family("actionloop_init_duration_seconds",
+                                        "/init latency: request read to answer ready",
+                                        counted.latency(false)));
+    families.push_back(histogram_family("actionloop_run_duration_seconds",
+                                        "/run latency: request read to answer ready (queue "
+                                        "wait included)",
+                                        counted.latency(true)));
+    families.push_back(single("actionloop_action_restarts_total",
+                              "action processes started again after they died", MetricType::Counter,
+                              static_cast<double>(gauges.restarts)));
+    families.push_back(single("actionloop_queue_depth", "/run activations waiting for the action",
+                              MetricType::Gauge, static_cast<double>(gauges.queue_depth)));
+    families.push_back(single("actionloop_in_flight",
+                              "/init and /run accepted whose answer is not yet written",
+                              MetricType::Gauge, gauges.in_flight));
+    families.push_back(single("actionloop_received_bytes_total", "/init and /run request bodies",
+                              MetricType::Counter, static_cast<double>(counted.bytes_in())));
+    families.push_back(single("actionloop_sent_bytes_total", "/init and /run answer bodies",
+                              MetricType::Counter, static_cast<double>(counted.bytes_out())));
+    families.push_back(single("process_resident_memory_bytes", "the proxy's resident set size",
+                              MetricType::Gauge, static_cast<double>(gauges.resident_bytes)));
+    return prometheus::TextSerializer().Serialize(families);
+}
+
+std::uint64_t resident_bytes() {
+    std::ifstream statm("/proc/self/statm");
+    std::uint64_t size_pages = 0;
+    std::uint64_t resident_pages = 0;
+    if (!(statm >> size_pages >> resident_pages)) return 0;
+    return resident_pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace actionloop
