@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -14,6 +15,7 @@
 
 #include "action_proxy.hpp"
 #include "extractor.hpp"
+#include "handler.hpp"
 #include "logging.hpp"
 #include "reaper.hpp"
 #include "server.hpp"
@@ -98,10 +100,21 @@ void stop_children_on_signals() {
 }
 
 int serve(action_proxy& proxy, const settings& config) {
+    const knative::platform platform =
+        knative::platform_of(config.runtime_platform ? config.runtime_platform->c_str() : nullptr);
+    if (platform == knative::platform::unsupported) {
+        std::cerr << knative::unsupported_platform_message(*config.runtime_platform) << std::endl;
+        return knative::UNSUPPORTED_PLATFORM_EXIT;
+    }
     stop_children_on_signals();
     start_reaper();
+    std::optional<knative::handler> single_entrypoint;
+    if (platform == knative::platform::knative) {
+        single_entrypoint.emplace(proxy, knative::load_platform_config());
+    }
     spdlog::debug("listening on {}:{}", config.host, config.port);
-    if (!serve_http(proxy, config.host, config.port)) {
+    if (!serve_http(proxy, config.host, config.port,
+                    single_entrypoint ? &*single_entrypoint : nullptr)) {
         spdlog::critical("cannot listen on {}:{}", config.host, config.port);
         return 1;
     }

@@ -74,13 +74,13 @@ bool bind_listener(tcp::acceptor& acceptor, const std::string& host, int port) {
 
 }  // namespace
 
-bool serve_http(action_proxy& proxy, const std::string& host, int port) {
+bool serve_http(action_proxy& proxy, const std::string& host, int port, knative::handler* knative) {
     raise_open_files_limit();
     asio::io_context io(1);
     tcp::acceptor acceptor(io);
     if (!bind_listener(acceptor, host, port)) return false;
     asio::thread_pool workers(std::max<size_t>(proxy.config().threads, 1));
-    server_context context{proxy, workers, proxy.config().max_body_bytes};
+    server_context context{proxy, workers, proxy.config().max_body_bytes, knative};
     listener accepting(io, acceptor, context);
     accepting.accept();
     for (;;) {

@@ -7,12 +7,15 @@
 #include <string>
 
 #include "action_proxy.hpp"
+#include "handler.hpp"
 
 namespace actionloop {
 
 /// Binds `host`:`port` (SO_REUSEADDR, not SO_REUSEPORT, backlog SOMAXCONN) and serves until
 /// the process ends. False when the port cannot be bound. Raises the soft limit of open
-/// files to the hard one first, so a thousand connections fit.
-bool serve_http(action_proxy& proxy, const std::string& host, int port);
+/// files to the hard one first, so a thousand connections fit. With `knative` (single-
+/// entrypoint mode), every request goes to it instead of /init and /run.
+bool serve_http(action_proxy& proxy, const std::string& host, int port,
+                knative::handler* knative = nullptr);
 
 }  // namespace actionloop

@@ -97,6 +97,10 @@ bool session::answer_read_error(error_code ec) {
 
 void session::dispatch() {
     stream_.expires_never();
+    if (context_.knative != nullptr) {
+        dispatch_knative();
+        return;
+    }
     const auto target = parser_->get().target();
     const route which = route_of(std::string_view(target.data(), target.size()));
     if (which == route::other) {
@@ -112,6 +116,41 @@ void session::dispatch() {
     });
 }
 
+// Single-entrypoint mode: every request goes to the knative handler, on a worker.
+void session::dispatch_knative() {
+    auto& message = parser_->get();
+    knative::request request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    for (const auto& field : message) {
+        request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    request.body = std::move(message.body());
+    const bool head = message.method() == http::verb::head;
+    asio::post(context_.workers, [self = shared_from_this(), request = std::move(request), head]() {
+        knative::response answer = self->context_.knative->handle(request);
+        asio::post(self->stream_.get_executor(),
+                   [self, answer = std::move(answer), head]() mutable {
+                       self->respond_knative(std::move(answer), head);
+                   });
+    });
+}
+
+// A web answer: the handler's status and headers; Content-Length unless bodyless (204, 304);
+// to HEAD, the length of the body that GET would send, without it.
+void session::respond_knative(knative::response answer, bool head) {
+    response_ = {};
+    response_.version(version_);
+    response_.result(static_cast<unsigned>(answer.status));
+    for (const auto& [name, value] : answer.headers) response_.insert(name, value);
+    response_.keep_alive(keep_alive_);
+    if (!answer.bodyless) {
+        response_.content_length(answer.body.size());
+        if (!head) response_.body() = std::move(answer.body);
+    }
+    write_response(false);
+}
+
 // One answer, header and body in one write; Content-Length always.
 void session::respond(int status, std::string body, bool json, bool close) {
     response_ = {};
@@ -121,6 +160,10 @@ void session::respond(int status, std::string body, bool json, bool close) {
     response_.body() = std::move(body);
     response_.keep_alive(keep_alive_ && !close);
     response_.prepare_payload();
+    write_response(close);
+}
+
+void session::write_response(bool close) {
     stream_.expires_after(IO_TIMEOUT);
     http::async_write(
         stream_, response_,

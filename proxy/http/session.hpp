@@ -14,6 +14,7 @@
 #include <boost/beast/http.hpp>
 
 #include "action_proxy.hpp"
+#include "handler.hpp"
 
 namespace actionloop {
 
@@ -22,6 +23,7 @@ struct server_context {
     action_proxy& proxy;
     boost::asio::thread_pool& workers;  // /init and /run block: they run here
     size_t max_body_bytes;
+    knative::handler* knative = nullptr;  // single-entrypoint mode: every request goes there
 };
 
 class session : public std::enable_shared_from_this<session> {
@@ -40,7 +42,10 @@ private:
     void on_body(error_code ec);
     bool answer_read_error(error_code ec);
     void dispatch();
+    void dispatch_knative();
     void respond(int status, std::string body, bool json, bool close);
+    void respond_knative(knative::response answer, bool head);
+    void write_response(bool close);
     void on_written(error_code ec, bool close);
     void drain_and_close();
 
