@@ -233,6 +233,45 @@ TEST_CASE("knative: activation fields and the body's strings reach the action (#
     CHECK(line["value"]["__ow_path"] == "");
     CHECK(line["value"]["__ow_user"] == "");
     CHECK(line["value"]["__ow_headers"]["content-type"] == "application/json");
+    // Another media type: the body is not read, the request counts as {}.
+    const http_reply text =
+        proxy.raw(request_of("POST", "/", "Content-Type: text/plain\r\n", "{\"value\":{\"x\":1}}"));
+    CHECK(text.status == 200);
+    CHECK(text.body == "{\"value\":{},\"action_name\":\"lines\"}");
+}
+
+TEST_CASE("knative: after a failed init, another may succeed (stem cell)") {
+    proxy_process proxy(knative_plain());
+    const http_reply failed =
+        proxy.post("/", json{{"init", init_of("not a script, no #! line")}}.dump());
+    CHECK(failed.status == 502);
+    CHECK(json_of(failed)["error"].get<std::string>().rfind("cannot start action", 0) == 0);
+    check_error(proxy.post("/", "{}"), 403, "System not initialized.");
+    CHECK_REPLY(proxy.post("/", json{{"init", init_of(fixture_text("line.sh"))}}.dump()), 200,
+                "{\"ok\":true}");
+    check_page(proxy.post("/", "{}"), "{\"value\":{}}", JSON_UTF8);
+}
+
+// The dedicated image's flow without the image: `proxy -compile` builds the zip once, its
+// base64 goes in the file OW_ACTION_CODE_FILE names (a compiled action is larger than one
+// environment variable may be), and the proxy starts with no compiler at all.
+TEST_CASE("knative: a dedicated runtime from a zip built by proxy -compile (no compiler)") {
+    temp_dir dir;
+    env_map env = path_only_env();
+    env["OW_COMPILER"] = compiler_script().string();
+    const command_result built = run_command({ACTIONLOOP_PROXY_BIN, "-compile", "main"},
+                                             cpp_source("web_page.cpp"), env, dir.path());
+    REQUIRE_MESSAGE(built.exit_code == 0, built.err);
+    const fs::path code = dir.path() / "code";
+    write_file(code, base64_encode(built.out));
+    CHECK(fs::file_size(code) > 131072);  // over Linux's limit for one environment string
+    proxy_process proxy(knative_plain({{"OW_ACTION_CODE_FILE", code.string()},
+                                       {"__OW_ACTION_BINARY", "true"},
+                                       {"OW_WAIT_FOR_ACK", "1"}}));
+    check_page(proxy.post("/", "{\"activation\":{},\"value\":{\"name\":\"Baked\"}}"),
+               "<html><body><h3>hello Baked</h3></body></html>", "text/html; charset=utf-8");
+    check_error(proxy.post("/", json{{"init", init_of("x")}}.dump()), 500,
+                "internal error during request processing.");
 }
 
 TEST_CASE("knative: __OW_HTTP_METHODS restricts the methods") {
@@ -253,7 +292,7 @@ TEST_CASE("knative: __OW_HTTP_METHODS restricts the methods") {
     CHECK(proxy.stderr_text().find("unknown method 'PATCH'") != std::string::npos);
 }
 
-TEST_CASE("knative: a body that is not JSON counts as {}, and an empty page is 204") {
+TEST_CASE("knative: an empty page is 204, without a body or Content-Type") {
     proxy_process proxy(knative_plain());
     const json init = {{"init", init_of(fixture_text("answer.sh"))}};
     CHECK(proxy.post("/", init.dump()).status == 200);
