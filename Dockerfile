@@ -26,6 +26,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config binutils \
       libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev \
+      libboost-dev \
       zip \
  && rm -rf /var/lib/apt/lists/*
 COPY . .
