@@ -3,8 +3,11 @@
 // result → HTTP response rules (proxy/knative/).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "envelope.hpp"
 #include "http_error.hpp"
