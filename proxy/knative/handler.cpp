@@ -30,7 +30,12 @@ handler::handler(action_proxy& proxy, platform_config config)
     if (!config_.dedicated) return;
     warm_up_ = std::thread([this] {
         std::lock_guard<std::mutex> lock(init_lock_);
-        if (!initialized_) startup_failure_ = init_locked(dedicated_init(*config_.dedicated));
+        if (initialized_) return;
+        try {
+            startup_failure_ = init_locked(dedicated_init(*config_.dedicated));
+        } catch (const http_error& e) {
+            startup_failure_ = error_response(e.status(), e.what());
+        }
     });
 }
 
