@@ -3,6 +3,9 @@
 #   docker build -t actionloop/actionloop-cpp .        (or: tests/image/run, with buildah)
 #   docker run -i actionloop/actionloop-cpp -compile main < hello.cpp > hello.zip
 #
+# Dockerfile.dedicated builds on this image: one action compiled into it at build time
+# (--build-arg ACTION=hello.cpp), served in single-entrypoint (Knative) mode.
+#
 # EXECUTION_ENV is the image's name: OW_EXECUTION_ENV, which the proxy requires every action's
 # bin/exec.env to hold; `compile` writes it, and the shipped zips get it here. Build with
 # --build-arg EXECUTION_ENV=<your registry/name> when you push under another name.
@@ -23,7 +26,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config binutils \
       libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev \
-      prometheus-cpp-dev zip \
+      libboost-dev prometheus-cpp-dev zip \
  && rm -rf /var/lib/apt/lists/*
 COPY . .
 # The shipped zips get the exec.env the proxy checks (as `compile` writes it for sources).

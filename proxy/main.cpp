@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 
 #include "action_proxy.hpp"
 #include "extractor.hpp"
+#include "handler.hpp"
 #include "logging.hpp"
 #include "metrics.hpp"
 #include "reaper.hpp"
@@ -77,12 +79,24 @@ int offline_compile(action_proxy& proxy, const settings& config) {
 
 // SIGTERM drains, SIGINT (or a second SIGTERM) stops at once: ops/shutdown.hpp.
 int serve(action_proxy& proxy, const settings& config) {
+    const knative::platform platform =
+        knative::platform_of(config.runtime_platform ? config.runtime_platform->c_str() : nullptr);
+    if (platform == knative::platform::unsupported) {
+        std::cerr << knative::unsupported_platform_message(*config.runtime_platform) << std::endl;
+        return knative::UNSUPPORTED_PLATFORM_EXIT;
+    }
     static drain_state drain;  // static: the signal thread may outlive this frame
     static activation_metrics metrics;
     handle_stop_signals(drain, std::chrono::milliseconds(config.shutdown_timeout_ms));
     start_reaper();
+    std::optional<knative::handler> single_entrypoint;
+    if (platform == knative::platform::knative) {
+        single_entrypoint.emplace(proxy, knative::load_platform_config());
+    }
     spdlog::debug("listening on {}:{}", config.host, config.port);
-    if (!serve_http(proxy, config.host, config.port, {drain, metrics, config.metrics_port})) {
+    const server_ops ops{drain, metrics, config.metrics_port,
+                         single_entrypoint ? &*single_entrypoint : nullptr};
+    if (!serve_http(proxy, config.host, config.port, ops)) {
         spdlog::critical("cannot listen on {}:{}", config.host, config.port);
         return 1;
     }

@@ -71,6 +71,18 @@ const knob VARIABLES[] = {
      "extra flags for compile (e.g. -O2): in /init's env, or "
      "in the shell for -compile"},
     {"__OW_*", "", "passed whole to the action and the compiler"},
+    {"__OW_RUNTIME_PLATFORM", "openwhisk",
+     "knative: single-entrypoint mode (every request to /); any other value but openwhisk: "
+     "exit 9"},
+    {"__OW_HTTP_METHODS", "POST", "knative mode: the methods / accepts, written [GET,POST]"},
+    {"__OW_ACTION_CODE", "empty",
+     "knative mode: the action's code (base64 when binary); set: a dedicated runtime"},
+    {"__OW_ACTION_MAIN", "main", "knative mode: the dedicated action's entry point"},
+    {"__OW_ACTION_BINARY", "false", "knative mode: true: __OW_ACTION_CODE is base64"},
+    {"__OW_ACTION_RAW", "false", "knative mode: true: the dedicated action is a raw web action"},
+    {"__OW_ACTION_NAME", "empty", "knative mode: the dedicated action's name (action_name)"},
+    {"OW_ACTION_CODE_FILE", "empty",
+     "knative mode: a file holding what __OW_ACTION_CODE would (when that is unset)"},
 };
 
 const char* const USAGE =
@@ -186,6 +198,7 @@ settings load_settings(int argc, char** argv) {
     const std::string pipeline = env_string("OW_PIPELINE");
     s.pipeline = !(pipeline == "0" || pipeline == "false" || pipeline == "off");
     s.cxxflags = env_string("ACTIONLOOP_CXXFLAGS");
+    if (const char* platform = std::getenv("__OW_RUNTIME_PLATFORM")) s.runtime_platform = platform;
     return s;
 }
 

@@ -40,6 +40,10 @@ struct settings {
     bool pipeline = true;                          // OW_PIPELINE=0 turns pipelining off
     std::string cxxflags;                          // ACTIONLOOP_CXXFLAGS (for -compile)
     std::string action_dir = "action";             // where action/N/{src,bin} live (cwd-relative)
+
+    // Single-entrypoint mode (proxy/knative/): __OW_RUNTIME_PLATFORM, nullopt when unset.
+    // Its other variables (__OW_HTTP_METHODS, __OW_ACTION_*) are read by knative/platform.cpp.
+    std::optional<std::string> runtime_platform;
 };
 
 /// Parses argv (single or double dash) and the environment. Throws std::invalid_argument

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "action_proxy.hpp"
+#include "handler.hpp"
 #include "metrics.hpp"
 #include "shutdown.hpp"
 
@@ -18,12 +19,14 @@ struct server_ops {
     drain_state& drain;
     activation_metrics& metrics;
     int metrics_port = 0;  // GET /metrics on host:metrics_port; 0: not served
+    knative::handler* knative = nullptr;  // single-entrypoint mode: every request goes there
 };
 
 /// Binds `host`:`port` (SO_REUSEADDR, not SO_REUSEPORT, backlog SOMAXCONN) and serves until
 /// the process ends. False when the port cannot be bound; throws std::runtime_error when the
 /// metrics port cannot. Raises the soft limit of open files to the hard one first, so a
-/// thousand connections fit.
+/// thousand connections fit. With `ops.knative` (single-entrypoint mode), every request but
+/// /health goes to it instead of /init and /run.
 bool serve_http(action_proxy& proxy, const std::string& host, int port, const server_ops& ops);
 
 }  // namespace actionloop

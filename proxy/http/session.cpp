@@ -100,13 +100,17 @@ void session::dispatch() {
     stream_.expires_never();
     const auto target = parser_->get().target();
     const route which = route_of(std::string_view(target.data(), target.size()));
-    if (which == route::other) {
-        respond(OK, std::string(), false, false);  // upstream: 200, nothing
-        return;
-    }
-    if (which == route::health) {
+    if (which == route::health) {  // in both modes: probes do not depend on the platform
         http_answer health = health_answer(context_.drain.draining());
         respond(health.status, std::move(health.body), true, false);
+        return;
+    }
+    if (context_.knative != nullptr) {
+        dispatch_knative();
+        return;
+    }
+    if (which == route::other) {
+        respond(OK, std::string(), false, false);  // upstream: 200, nothing
         return;
     }
     std::string body = std::move(parser_->get().body());
@@ -135,6 +139,54 @@ void session::answer_ready(route which, std::chrono::steady_clock::time_point st
     respond(answer.status, std::move(answer.body), true, false);
 }
 
+// Single-entrypoint mode: every request goes to the knative handler, on a worker.
+void session::dispatch_knative() {
+    auto& message = parser_->get();
+    knative::request request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    for (const auto& field : message) {
+        request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    request.body = std::move(message.body());
+    const bool head = message.method() == http::verb::head;
+    const size_t request_bytes = request.body.size();
+    if (!context_.drain.enter()) {  // shutting down, as for /init and /run
+        keep_alive_ = false;
+        answer_ready(route::run, std::chrono::steady_clock::now(), request_bytes,
+                     shutting_down_answer());
+        return;
+    }
+    ticket_.emplace(context_.drain);
+    const auto started = std::chrono::steady_clock::now();
+    asio::post(context_.workers, [self = shared_from_this(), request = std::move(request), head,
+                                  started, request_bytes]() {
+        knative::response answer = self->context_.knative->handle(request);
+        asio::post(self->stream_.get_executor(), [self, answer = std::move(answer), head, started,
+                                                  request_bytes]() mutable {
+            // Counted as a /run: one request is one activation (its init included).
+            self->context_.metrics.record(true, answer.status, answer.body, request_bytes,
+                                          std::chrono::steady_clock::now() - started);
+            self->respond_knative(std::move(answer), head);
+        });
+    });
+}
+
+// A web answer: the handler's status and headers; Content-Length unless bodyless (204, 304);
+// to HEAD, the length of the body that GET would send, without it.
+void session::respond_knative(knative::response answer, bool head) {
+    response_ = {};
+    response_.version(version_);
+    response_.result(static_cast<unsigned>(answer.status));
+    for (const auto& [name, value] : answer.headers) response_.insert(name, value);
+    response_.keep_alive(keep_alive_);
+    if (!answer.bodyless) {
+        response_.content_length(answer.body.size());
+        if (!head) response_.body() = std::move(answer.body);
+    }
+    write_response(false);
+}
+
 // One answer, header and body in one write; Content-Length always.
 void session::respond(int status, std::string body, bool json, bool close) {
     response_ = {};
@@ -144,6 +196,10 @@ void session::respond(int status, std::string body, bool json, bool close) {
     response_.body() = std::move(body);
     response_.keep_alive(keep_alive_ && !close);
     response_.prepare_payload();
+    write_response(close);
+}
+
+void session::write_response(bool close) {
     stream_.expires_after(IO_TIMEOUT);
     http::async_write(
         stream_, response_,

@@ -17,6 +17,7 @@
 
 #include "action_proxy.hpp"
 #include "answers.hpp"
+#include "handler.hpp"
 #include "metrics.hpp"
 #include "shutdown.hpp"
 
@@ -29,6 +30,7 @@ struct server_context {
     size_t max_body_bytes;
     drain_state& drain;           // in-flight count; 503 while draining
     activation_metrics& metrics;  // counted when an answer is ready
+    knative::handler* knative = nullptr;  // single-entrypoint mode: every request goes there
 };
 
 class session : public std::enable_shared_from_this<session> {
@@ -49,7 +51,10 @@ private:
     void dispatch();
     void answer_ready(route which, std::chrono::steady_clock::time_point started,
                       size_t request_bytes, http_answer answer);
+    void dispatch_knative();
     void respond(int status, std::string body, bool json, bool close);
+    void respond_knative(knative::response answer, bool head);
+    void write_response(bool close);
     void on_written(error_code ec, bool close);
     void drain_and_close();
 
