@@ -96,8 +96,8 @@ bool serve_http(action_proxy& proxy, const std::string& host, int port, const se
     }
     if (!bind_listener(acceptor, host, port)) return false;
     asio::thread_pool workers(std::max<size_t>(proxy.config().threads, 1));
-    server_context context{proxy,       workers,     proxy.config().max_body_bytes,
-                           ops.drain,   ops.metrics, ops.knative};
+    server_context context{proxy,     workers,     proxy.config().max_body_bytes,
+                           ops.drain, ops.metrics, ops.knative};
     listener accepting(io, acceptor, context);
     accepting.accept();
     for (;;) {

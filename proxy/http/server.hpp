@@ -18,7 +18,7 @@ namespace actionloop {
 struct server_ops {
     drain_state& drain;
     activation_metrics& metrics;
-    int metrics_port = 0;  // GET /metrics on host:metrics_port; 0: not served
+    int metrics_port = 0;                 // GET /metrics on host:metrics_port; 0: not served
     knative::handler* knative = nullptr;  // single-entrypoint mode: every request goes there
 };
 

@@ -28,8 +28,8 @@ struct server_context {
     action_proxy& proxy;
     boost::asio::thread_pool& workers;  // /init and /run block: they run here
     size_t max_body_bytes;
-    drain_state& drain;           // in-flight count; 503 while draining
-    activation_metrics& metrics;  // counted when an answer is ready
+    drain_state& drain;                   // in-flight count; 503 while draining
+    activation_metrics& metrics;          // counted when an answer is ready
     knative::handler* knative = nullptr;  // single-entrypoint mode: every request goes there
 };
 
