@@ -35,7 +35,11 @@ bench_build() {
     fi
     local werror=()  # unset: keep the cache's value (flipping it rebuilds everything)
     [ -z "${BENCH_WERROR:-}" ] || werror=(-DACTIONLOOP_WARNINGS_AS_ERRORS="$BENCH_WERROR")
-    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DACTIONLOOP_BUILD_TESTS=OFF \
+    # A fresh build dir builds no tests; an existing one (BENCH_BUILD_DIR=build, the tree
+    # scripts/test built) keeps them, so the next scripts/test does not lose its targets.
+    local tests=()
+    [ -f "$BUILD/CMakeCache.txt" ] || tests=(-DACTIONLOOP_BUILD_TESTS=OFF)
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${tests[@]}" \
           -DACTIONLOOP_BUILD_BENCH=ON "${werror[@]}" > /dev/null
     cmake --build "$BUILD" -j"$(nproc)" > "$BUILD/build.log" 2>&1 \
         || { tail -40 "$BUILD/build.log" >&2; return 1; }
