@@ -1,7 +1,6 @@
-// The proxy's state: the settings, the action environment, the current executor, and how
-// activations reach it: the activation queue (one at a time) or the pipeline (see
-// pipeline.hpp). The protocol steps live in
-// init_handler.cpp and run_handler.cpp; both throw http_error for every failure, and
+// The proxy's state: the settings, the action environment, the current executor and the
+// activation engine that serves /run on it (engine/engine.hpp). The protocol steps live in
+// payload/init_handler.cpp and engine/run_handler.cpp; both throw http_error for every failure, and
 // server.cpp is the one place that turns those into HTTP answers.
 #pragma once
 
@@ -9,10 +8,9 @@
 #include <shared_mutex>
 #include <string>
 
-#include "activation_queue.hpp"
+#include "engine.hpp"
 #include "env_map.hpp"
 #include "executor.hpp"
-#include "pipeline.hpp"
 #include "settings.hpp"
 
 namespace actionloop {
@@ -57,9 +55,8 @@ private:
     settings settings_;
     env_map env_;
     std::shared_mutex action_lock_;  // /run shares it; /init (which replaces the action) owns it
-    activation_queue queue_;         // the classic path: one activation at a time, in order
     std::unique_ptr<executor> executor_;
-    std::unique_ptr<pipeline> pipeline_;  // when the action offered pipelining
+    std::unique_ptr<activation_engine> engine_;  // every /run on executor_
     bool initialized_ = false;
     long last_dir_ = 0;
 };

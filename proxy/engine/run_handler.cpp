@@ -1,8 +1,7 @@
-// /run: forward one line → read one line → check it → answer (docs/protocol.md, /run), with a
-// restart of a dead process, the deadline, and the answer cap. One activation at a time
-// (the activation queue), or pipelined when the action offered it (pipeline.hpp).
+// /run: the request line goes through the activation engine (engine.hpp), its answer line is
+// checked and becomes the HTTP answer (docs/protocol.md, /run), with a restart of a dead
+// process, the deadline, and the answer cap.
 #include <chrono>
-#include <mutex>
 #include <shared_mutex>
 
 #include <spdlog/spdlog.h>
@@ -25,14 +24,7 @@ http_answer action_proxy::run(const std::string& body) {
     if (!executor_) throw http_error(INTERNAL_ERROR, "no action defined yet");
     const auto deadline = deadline_of(body);
     http_answer answer;
-    if (pipeline_) {
-        auto outcome = pipeline_->run(body, deadline, answer.body);
-        end_activation(outcome);
-        return answer_of(outcome, std::move(answer));
-    }
-    std::lock_guard<activation_queue> turn(queue_);
-    if (executor_->exited()) restart_action();
-    auto outcome = executor_->interact(body, deadline, answer.body);
+    auto outcome = engine_->run(body, deadline, answer.body);
     end_activation(outcome);
     return answer_of(outcome, std::move(answer));
 }
@@ -67,7 +59,7 @@ void action_proxy::end_activation(executor::outcome outcome) {
     if (outcome == executor::outcome::exited) {
         spdlog::warn("the action exited during the activation ({})", executor_->describe_exit());
     }
-    if (!pipeline_ || outcome != executor::outcome::answered) write_sentinels();
+    if (!executor_->pipelined() || outcome != executor::outcome::answered) write_sentinels();
 }
 
 // A process that died (crash, deadline, cap) is started again in place: one failure costs

@@ -1,12 +1,29 @@
-// Pipelined activations: see pipeline.hpp.
-#include "pipeline.hpp"
+// The activation engine: see engine.hpp.
+#include "engine.hpp"
+
+#include <limits>
 
 #include <spdlog/spdlog.h>
 
 namespace actionloop {
+namespace {
 
-executor::outcome pipeline::run(std::string_view body, clock::time_point deadline,
-                                std::string& line) {
+constexpr size_t PIPELINE_DEPTH = 256;  // requests in flight at most, when pipelining
+
+}  // namespace
+
+activation_engine::activation_engine(executor& action, std::function<void()> restart)
+    : action_(action),
+      restart_(std::move(restart)),
+      pipelined_(action.pipelined()),
+      window_(pipelined_ ? action.stdin_capacity() : std::numeric_limits<size_t>::max()),
+      max_depth_(pipelined_ ? PIPELINE_DEPTH : 1),
+      // A request written to a pipelining action that died before reading it is sent again
+      // (twice at most); for a window of one, the write failing ends the activation.
+      max_attempts_(pipelined_ ? 3 : 1) {}
+
+executor::outcome activation_engine::run(std::string_view body, clock::time_point deadline,
+                                         std::string& line) {
     slot self;
     self.body = body;
     self.deadline = deadline;
@@ -19,7 +36,7 @@ executor::outcome pipeline::run(std::string_view body, clock::time_point deadlin
     }
 }
 
-size_t pipeline::in_flight() {
+size_t activation_engine::in_flight() {
     std::lock_guard<std::mutex> guard(mutex_);
     return in_flight_.size();
 }
@@ -28,7 +45,7 @@ size_t pipeline::in_flight() {
 // is in flight: then nobody is reading its pipes), and writes the request.
 // Requests are written in arrival order (tickets): a big request waiting for the window to
 // empty is not overtaken forever by small ones.
-void pipeline::send(slot& self, lock_type& lock) {
+void activation_engine::send(slot& self, lock_type& lock) {
     const size_t size = self.body.size() + 1;
     const uint64_t ticket = next_ticket_++;
     room_.wait(lock, [&] {
@@ -37,10 +54,10 @@ void pipeline::send(slot& self, lock_type& lock) {
                 (!broken_ && in_flight_bytes_ + size <= window_ && in_flight_.size() < max_depth_));
     });
     struct next_turn {  // the next ticket's turn, however this one ends
-        pipeline& p;
+        activation_engine& engine;
         ~next_turn() {
-            ++p.now_serving_;
-            p.room_.notify_all();
+            ++engine.now_serving_;
+            engine.room_.notify_all();
         }
     } turn{*this};
     if (in_flight_.empty() && (broken_ || action_.exited())) {
@@ -48,6 +65,8 @@ void pipeline::send(slot& self, lock_type& lock) {
         restart_();  // throws when it cannot start: the next one tries again
         broken_ = false;
     }
+    // A window of one: what the last activation left on fd 3 is not this one's answer.
+    if (!pipelined_) action_.discard_stale_output();
     self.done = false;
     self.resend = false;
     ++self.attempts;
@@ -64,7 +83,7 @@ void pipeline::send(slot& self, lock_type& lock) {
     self.done = true;
     if (sent == write_result::late) {
         self.outcome = executor::outcome::deadline;
-    } else if (self.attempts >= 3) {
+    } else if (self.attempts >= max_attempts_) {
         self.outcome = executor::outcome::exited;  // it dies on every start: give up
     } else {
         self.resend = true;  // it died before reading this request: send it again
@@ -72,7 +91,7 @@ void pipeline::send(slot& self, lock_type& lock) {
 }
 
 // Until this activation is answered: reads fd 3 when nobody else does, sleeps otherwise.
-void pipeline::await(slot& self, lock_type& lock) {
+void activation_engine::await(slot& self, lock_type& lock) {
     while (!self.done) {
         if (reading_) {
             self.wake.wait(lock);
@@ -93,11 +112,13 @@ void pipeline::await(slot& self, lock_type& lock) {
     }
 }
 
-void pipeline::read_until_done(slot& self, lock_type& lock) {
+void activation_engine::read_until_done(slot& self, lock_type& lock) {
     while (!self.done) {
-        const clock::time_point deadline = in_flight_.front()->deadline;  // the head's
+        slot& head = *in_flight_.front();
+        const clock::time_point deadline = head.deadline;
+        const bool check_stale = !pipelined_ && head.fresh;
         lock.unlock();
-        const executor::outcome got = action_.read_answers(deadline, lines_);
+        const executor::line_result got = action_.read_answers(deadline, lines_, check_stale);
         lock.lock();
         for (std::string& answer : lines_) {
             if (in_flight_.empty()) {
@@ -107,23 +128,56 @@ void pipeline::read_until_done(slot& self, lock_type& lock) {
             deliver(answer, self);
         }
         lines_.clear();
-        if (got != executor::outcome::answered) fail_all(got, self);
+        if (got == executor::line_result::stale) {
+            resend_after_stale(head, self);
+        } else if (got != executor::line_result::answered) {
+            fail_all(executor::outcome_of(got), self);
+        }
     }
 }
 
-void pipeline::deliver(std::string& answer, slot& self) {
+// fd 3 spoke while the head's request (a window of one) still sat unread in stdin: an
+// earlier activation's output, not this answer. Where one ends and the other begins cannot
+// be told from the bytes, so the request goes to a fresh process (it never ran).
+void activation_engine::resend_after_stale(slot& head, slot& self) {
+    head.fresh = false;
+    try {
+        action_.restart("the action was still writing to fd 3 after its answer when the next "
+                        "request came (that request goes to the fresh process)");
+    } catch (const start_error& e) {
+        spdlog::warn("cannot start the action again: {}", e.what());
+        fail_all(executor::outcome::exited, self);
+        return;
+    }
+    const write_result sent = action_.send(head.body, head.deadline);
+    if (sent != write_result::written) {
+        action_.stop();
+        finish_head(
+            sent == write_result::late ? executor::outcome::deadline : executor::outcome::exited,
+            self);
+    }
+}
+
+void activation_engine::deliver(std::string& answer, slot& self) {
+    slot* head = in_flight_.front();
+    head->line->swap(answer);
+    finish_head(executor::outcome::answered, self);
+}
+
+// The head leaves the window with `why`.
+void activation_engine::finish_head(executor::outcome why, slot& self) {
     slot* head = in_flight_.front();
     in_flight_.pop_front();
     in_flight_bytes_ -= head->body.size() + 1;
-    head->line->swap(answer);
-    head->outcome = executor::outcome::answered;
+    if (why != executor::outcome::answered) broken_ = true;
+    head->outcome = why;
     head->done = true;
     if (head != &self) head->wake.notify_one();
     room_.notify_all();
 }
 
 // The head gets `why`; the requests behind it never started and are sent again.
-void pipeline::fail_all(executor::outcome why, slot& self) {
+void activation_engine::fail_all(executor::outcome why, slot& self) {
     action_.stop();
     broken_ = true;
     bool head = true;
