@@ -46,6 +46,9 @@ public:
     /// Serves one activation: its outcome, and in `line` the answer when `answered`.
     executor::outcome run(std::string_view body, clock::time_point deadline, std::string& line);
 
+    /// True when the action offered pipelining at its start (it writes its own sentinels).
+    bool pipelined() const { return pipelined_; }
+
     /// Requests written and not yet answered (for tests and diagnostics).
     size_t in_flight();
 

@@ -59,7 +59,7 @@ void action_proxy::end_activation(executor::outcome outcome) {
     if (outcome == executor::outcome::exited) {
         spdlog::warn("the action exited during the activation ({})", executor_->describe_exit());
     }
-    if (!executor_->pipelined() || outcome != executor::outcome::answered) write_sentinels();
+    if (!engine_->pipelined() || outcome != executor::outcome::answered) write_sentinels();
 }
 
 // A process that died (crash, deadline, cap) is started again in place: one failure costs
