@@ -36,6 +36,10 @@ executor::outcome activation_engine::run(std::string_view body, clock::time_poin
     }
 }
 
+void activation_engine::wake_next_sender() {
+    if (!senders_.empty()) senders_.front()->wake.notify_one();
+}
+
 size_t activation_engine::in_flight() {
     std::lock_guard<std::mutex> guard(mutex_);
     return in_flight_.size();
@@ -43,21 +47,21 @@ size_t activation_engine::in_flight() {
 
 // Waits for room in the window, starts the process again if it is gone (only when nothing
 // is in flight: then nobody is reading its pipes), and writes the request.
-// Requests are written in arrival order (tickets): a big request waiting for the window to
-// empty is not overtaken forever by small ones.
+// Requests are written in arrival order: a big request waiting for the window to empty is
+// not overtaken forever by small ones.
 void activation_engine::send(slot& self, lock_type& lock) {
     const size_t size = self.body.size() + 1;
-    const uint64_t ticket = next_ticket_++;
-    room_.wait(lock, [&] {
-        return ticket == now_serving_ &&
+    senders_.push_back(&self);
+    self.wake.wait(lock, [&] {
+        return senders_.front() == &self &&
                (in_flight_.empty() ||
                 (!broken_ && in_flight_bytes_ + size <= window_ && in_flight_.size() < max_depth_));
     });
-    struct next_turn {  // the next ticket's turn, however this one ends
+    struct next_turn {  // the next sender's turn, however this one ends
         activation_engine& engine;
         ~next_turn() {
-            ++engine.now_serving_;
-            engine.room_.notify_all();
+            engine.senders_.pop_front();
+            engine.wake_next_sender();
         }
     } turn{*this};
     if (in_flight_.empty() && (broken_ || action_.exited())) {
@@ -173,7 +177,7 @@ void activation_engine::finish_head(executor::outcome why, slot& self) {
     head->outcome = why;
     head->done = true;
     if (head != &self) head->wake.notify_one();
-    room_.notify_all();
+    wake_next_sender();
 }
 
 // The head gets `why`; the requests behind it never started and are sent again.
@@ -193,7 +197,7 @@ void activation_engine::fail_all(executor::outcome why, slot& self) {
     }
     in_flight_.clear();
     in_flight_bytes_ = 0;
-    room_.notify_all();
+    wake_next_sender();
 }
 
 }  // namespace actionloop

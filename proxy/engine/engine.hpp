@@ -23,7 +23,6 @@
 
 #include <condition_variable>
 #include <cstddef>
-#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -62,7 +61,7 @@ private:
         bool resend = false;  // never started: the process it was sent to is gone
         bool fresh = true;    // no stale-output restart yet (window of one)
         int attempts = 0;
-        std::condition_variable wake;
+        std::condition_variable wake;  // its turn to write, its answer, its turn to read
     };
     using lock_type = std::unique_lock<std::mutex>;
 
@@ -81,10 +80,13 @@ private:
     const size_t max_depth_;  // the most unanswered requests written
     const int max_attempts_;  // writes of one request to processes that die before reading it
 
+    void wake_next_sender();
+
     std::mutex mutex_;
-    std::condition_variable room_;  // senders waiting for their turn, the window, a restart
-    uint64_t next_ticket_ = 0;      // senders write in arrival order
-    uint64_t now_serving_ = 0;
+    // Senders in arrival order; only the first may write, and only it is woken when the
+    // window, the process or its turn changes (with 64 /run threads waiting, waking them all
+    // per activation would spend the CPU the action needs).
+    std::deque<slot*> senders_;
     std::deque<slot*> in_flight_;  // written to the current process, in order
     size_t in_flight_bytes_ = 0;
     bool reading_ = false;            // a /run thread is reading fd 3
