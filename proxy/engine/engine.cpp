@@ -12,9 +12,11 @@ constexpr size_t PIPELINE_DEPTH = 256;  // requests in flight at most, when pipe
 
 }  // namespace
 
-activation_engine::activation_engine(executor& action, std::function<void()> restart)
+activation_engine::activation_engine(executor& action, std::function<void()> restart,
+                                     std::function<void(executor::outcome)> ended)
     : action_(action),
       restart_(std::move(restart)),
+      ended_(std::move(ended)),
       pipelined_(action.pipelined()),
       window_(pipelined_ ? action.stdin_capacity() : std::numeric_limits<size_t>::max()),
       max_depth_(pipelined_ ? PIPELINE_DEPTH : 1),
@@ -91,7 +93,9 @@ void activation_engine::send(slot& self, lock_type& lock) {
         self.outcome = executor::outcome::exited;  // it dies on every start: give up
     } else {
         self.resend = true;  // it died before reading this request: send it again
+        return;
     }
+    ended_(self.outcome);
 }
 
 // Until this activation is answered: reads fd 3 when nobody else does, sleeps otherwise.
@@ -176,6 +180,7 @@ void activation_engine::finish_head(executor::outcome why, slot& self) {
     if (why != executor::outcome::answered) broken_ = true;
     head->outcome = why;
     head->done = true;
+    ended_(why);
     if (head != &self) head->wake.notify_one();
     wake_next_sender();
 }
@@ -188,6 +193,7 @@ void activation_engine::fail_all(executor::outcome why, slot& self) {
     for (slot* s : in_flight_) {
         if (head) {
             s->outcome = why;
+            ended_(why);
             head = false;
         } else {
             s->resend = true;

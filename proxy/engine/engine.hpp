@@ -39,8 +39,11 @@ public:
     using clock = executor::clock;
 
     /// `restart` starts the process again when it is gone and nothing is in flight; it may
-    /// throw (that /run gets the error, the next one tries again).
-    activation_engine(executor& action, std::function<void()> restart);
+    /// throw (that /run gets the error, the next one tries again). `ended` is called with an
+    /// activation's outcome once it has one, before the next request is written (for a
+    /// window of one), so what it writes to the logs lands in that activation's segment.
+    activation_engine(executor& action, std::function<void()> restart,
+                      std::function<void(executor::outcome)> ended);
 
     /// Serves one activation: its outcome, and in `line` the answer when `answered`.
     executor::outcome run(std::string_view body, clock::time_point deadline, std::string& line);
@@ -75,6 +78,7 @@ private:
 
     executor& action_;
     std::function<void()> restart_;
+    std::function<void(executor::outcome)> ended_;
     const bool pipelined_;
     const size_t window_;     // the most unanswered request bytes written
     const size_t max_depth_;  // the most unanswered requests written

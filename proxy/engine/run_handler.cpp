@@ -24,8 +24,7 @@ http_answer action_proxy::run(const std::string& body) {
     if (!executor_) throw http_error(INTERNAL_ERROR, "no action defined yet");
     const auto deadline = deadline_of(body);
     http_answer answer;
-    auto outcome = engine_->run(body, deadline, answer.body);
-    end_activation(outcome);
+    auto outcome = engine_->run(body, deadline, answer.body);  // end_activation: by the engine
     return answer_of(outcome, std::move(answer));
 }
 
@@ -51,8 +50,9 @@ http_answer action_proxy::answer_of(executor::outcome outcome, http_answer answe
     throw http_error(BAD_GATEWAY, NOT_OBJECT);
 }
 
-// The one owner of the sentinels: a pipelining action (our launcher) writes them itself
-// after each answer, so the proxy writes them only for an activation the action could not
+// The one owner of the sentinels, called by the engine as each activation ends (before the
+// next request of a window of one is written): a pipelining action (our launcher) writes them
+// itself after each answer, so the proxy writes them only for an activation the action could not
 // finish; for any other action, after every activation. A crash is said before them, so
 // it lands in the log of the activation that saw it.
 void action_proxy::end_activation(executor::outcome outcome) {

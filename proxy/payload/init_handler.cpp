@@ -72,7 +72,9 @@ http_answer action_proxy::init(const std::string& body) {
     }
     engine_.reset();
     executor_ = std::move(started);  // replaces (and stops) a previous one under -debug
-    engine_ = std::make_unique<activation_engine>(*executor_, [this] { restart_action(); });
+    engine_ = std::make_unique<activation_engine>(
+        *executor_, [this] { restart_action(); },
+        [this](executor::outcome outcome) { end_activation(outcome); });
     initialized_ = true;
     return {OK, "{\"ok\":true}\n"};
 }
