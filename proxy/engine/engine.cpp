@@ -42,6 +42,11 @@ void activation_engine::wake_next_sender() {
     if (!senders_.empty()) senders_.front()->wake.notify_one();
 }
 
+size_t activation_engine::waiting() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return senders_.size();
+}
+
 size_t activation_engine::in_flight() {
     std::lock_guard<std::mutex> guard(mutex_);
     return in_flight_.size();

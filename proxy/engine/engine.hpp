@@ -53,6 +53,8 @@ public:
 
     /// Requests written and not yet answered (for tests and diagnostics).
     size_t in_flight();
+    /// Activations waiting for their turn to write (for metrics).
+    size_t waiting();
 
 private:
     struct slot {
