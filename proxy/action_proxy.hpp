@@ -1,7 +1,6 @@
-// The proxy's state: the settings, the action environment, the current executor, and how
-// activations reach it: the activation queue (one at a time) or the pipeline (see
-// pipeline.hpp). The protocol steps live in
-// init_handler.cpp and run_handler.cpp; both throw http_error for every failure, and
+// The proxy's state: the settings, the action environment, the current executor and the
+// activation engine that serves /run on it (engine/engine.hpp). The protocol steps live in
+// payload/init_handler.cpp and engine/run_handler.cpp; both throw http_error for every failure, and
 // server.cpp is the one place that turns those into HTTP answers.
 #pragma once
 
@@ -11,10 +10,9 @@
 #include <shared_mutex>
 #include <string>
 
-#include "activation_queue.hpp"
+#include "engine.hpp"
 #include "env_map.hpp"
 #include "executor.hpp"
-#include "pipeline.hpp"
 #include "settings.hpp"
 
 namespace actionloop {
@@ -42,8 +40,12 @@ public:
 
     /// For /metrics: action processes started again after they died (restart_action()).
     std::uint64_t action_restarts() const { return restarts_.load(std::memory_order_relaxed); }
-    /// For /metrics: /run activations waiting for their turn at the action.
-    size_t queued() { return queue_.waiting(); }
+    /// For /metrics: /run activations waiting for their turn at the action. Read on the event
+    /// loop, so it never waits: 0 while /init holds the action (replacing it).
+    size_t queued() {
+        std::shared_lock<std::shared_mutex> action(action_lock_, std::try_to_lock);
+        return action.owns_lock() && engine_ ? engine_->waiting() : 0;
+    }
 
 private:
     // init_handler.cpp
@@ -64,9 +66,8 @@ private:
     settings settings_;
     env_map env_;
     std::shared_mutex action_lock_;  // /run shares it; /init (which replaces the action) owns it
-    activation_queue queue_;         // the classic path: one activation at a time, in order
     std::unique_ptr<executor> executor_;
-    std::unique_ptr<pipeline> pipeline_;  // when the action offered pipelining
+    std::unique_ptr<activation_engine> engine_;  // every /run on executor_
     bool initialized_ = false;
     long last_dir_ = 0;
     std::atomic<std::uint64_t> restarts_{0};

@@ -1,4 +1,4 @@
-// The action process: start, ack, interact, stop.
+// The action process: start, ack, write requests, read answers, stop.
 #include "executor.hpp"
 
 #include <fcntl.h>
@@ -78,7 +78,7 @@ void executor::start() {
     stdin_ = std::move(input.write_end);
     fd3_ = std::move(output.read_end);
     set_nonblocking(stdin_.get());
-    // A pipelined action may have many requests waiting in its stdin (see pipeline.hpp).
+    // A pipelined action may have many requests waiting in its stdin (see engine.hpp).
     ::fcntl(stdin_.get(), F_SETPIPE_SZ, 1 << 20);
     int capacity = ::fcntl(stdin_.get(), F_GETPIPE_SZ);
     stdin_capacity_ = capacity > 0 ? static_cast<size_t>(capacity) : 65536;
@@ -170,31 +170,6 @@ void executor::discard_stale_output() {
     spdlog::warn("discarded {} bytes of extra output on fd 3", stale);
 }
 
-executor::outcome executor::interact(std::string_view body, clock::time_point deadline,
-                                     std::string& line) {
-    discard_stale_output();
-    for (int attempt = 0;; ++attempt) {
-        write_result sent = send(body, deadline);
-        if (sent != write_result::written) {
-            child_.kill();
-            return sent == write_result::late ? outcome::deadline : outcome::exited;
-        }
-        const line_result result = read_line(deadline, line, attempt == 0);
-        if (result == line_result::stale) {
-            try {
-                restart("the action was still writing to fd 3 after its answer when the next "
-                        "request came (that request goes to the fresh process)");
-            } catch (const start_error& e) {
-                spdlog::warn("cannot start the action again: {}", e.what());
-                return outcome::exited;
-            }
-            continue;
-        }
-        if (result != line_result::answered) child_.kill();
-        return outcome_of(result);
-    }
-}
-
 write_result executor::send(std::string_view body, clock::time_point deadline) {
     // The usual body has no newline: it goes out as is, with "\n" in the same writev.
     std::string_view request = body;
@@ -205,23 +180,29 @@ write_result executor::send(std::string_view body, clock::time_point deadline) {
     return write_all(stdin_.get(), request, "\n", child_.exit_fd(), deadline);
 }
 
-executor::outcome executor::read_answers(clock::time_point deadline,
-                                         std::vector<std::string>& lines) {
+executor::line_result executor::read_answers(clock::time_point deadline,
+                                             std::vector<std::string>& lines, bool check_stale) {
+    if (!pipelined_) {
+        lines.emplace_back();
+        const line_result result = read_line(deadline, lines.back(), check_stale);
+        if (result != line_result::answered) lines.pop_back();
+        return result;
+    }
     for (;;) {
         while (answer_.has_line()) {
             lines.emplace_back();
             answer_.take_next_line(lines.back());
         }
-        if (!lines.empty()) return outcome::answered;
-        if (answer_.overflowed()) return outcome::too_large;
-        if (fd3_eof_) return outcome::exited;
+        if (!lines.empty()) return line_result::answered;
+        if (answer_.overflowed()) return line_result::too_large;
+        if (fd3_eof_) return line_result::exited;
         bool gone = false;
         short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), poll_timeout(deadline), gone);
-        if (revents == 0 && !gone) return outcome::deadline;
+        if (revents == 0 && !gone) return line_result::deadline;
         bool complete = fill_from_fd3();
         if (!complete && !answer_.overflowed() && gone && !fd3_eof_) {
             // Dead, and nothing more readable: whatever is in the pipe has been read.
-            return outcome::exited;
+            return line_result::exited;
         }
     }
 }
@@ -231,7 +212,7 @@ executor::outcome executor::read_answers(clock::time_point deadline,
 // (FIONREAD) was written before the action saw the request: the rest of an earlier
 // activation's extra output (more than a pipe holds, or slow). Where it ends and the
 // answer begins cannot be told from the bytes, so the pipes are not trusted: the result is
-// `stale` and the caller starts the action again and sends the request to the fresh process (it was
+// `stale` and the engine starts the action again and sends the request to the fresh process (it was
 // never read, so it never ran). A well-behaved action reads its request before it answers:
 // the check costs one ioctl per answer.
 executor::line_result executor::read_line(clock::time_point deadline, std::string& line,

@@ -49,21 +49,27 @@ public:
     void restart(const std::string& why);
     /// True when the process is gone (or was stopped); reaps it.
     bool exited();
-    /// Sends one activation (`body` as one line: its newlines removed, one appended) and
-    /// waits for its answer line.
-    outcome interact(std::string_view body, clock::time_point deadline, std::string& line);
 
-    // Pipelined use (see pipeline.hpp), for an action whose ack offered it: requests are
-    // sent without waiting for the answers before them; answers are read in order.
+    /// How waiting for answer lines ended: an outcome, or (with `check_stale`) output that
+    /// came before the action read its request (stale: an earlier activation's).
+    enum class line_result { answered, exited, deadline, too_large, stale };
+    static outcome outcome_of(line_result result);
+
     /// True when the action's ack said {"pipeline": true}.
     bool pipelined() const { return pipelined_; }
     /// Bytes the action's stdin pipe holds (raised to 1 MiB where the system allows).
     size_t stdin_capacity() const { return stdin_capacity_; }
-    /// Writes one request line; on failure the caller stops the process.
+    /// Drops what fd 3 holds before a request is written (one request at a time).
+    void discard_stale_output();
+    /// Writes one request line (`body` as one line: its newlines removed, one appended);
+    /// on failure the caller stops the process.
     write_result send(std::string_view body, clock::time_point deadline);
-    /// Waits (until `deadline`) for at least one answer line and appends every complete one
-    /// to `lines`: `answered`, or why none came (`exited` once the buffered lines are out).
-    outcome read_answers(clock::time_point deadline, std::vector<std::string>& lines);
+    /// Waits (until `deadline`) for at least one answer line and appends it to `lines`.
+    /// A pipelining action: every complete line buffered (`exited` once they are out).
+    /// Any other: exactly one, what followed it in the same read discarded; with
+    /// `check_stale`, `stale` when fd 3 spoke while the request was still unread.
+    line_result read_answers(clock::time_point deadline, std::vector<std::string>& lines,
+                             bool check_stale);
     /// SIGKILL to the process group.
     void stop() { child_.kill(); }
 
@@ -72,13 +78,8 @@ public:
 
 private:
     void wait_for_ack();
-    void discard_stale_output();
     size_t drain_fd3();
-    /// How waiting for one answer line ended: an outcome, or output that came before the
-    /// action read its request (stale: an earlier activation's, see executor.cpp).
-    enum class line_result { answered, exited, deadline, too_large, stale };
     line_result read_line(clock::time_point deadline, std::string& line, bool check_stale);
-    static outcome outcome_of(line_result result);
     bool fill_from_fd3();
 
     executor_options options_;

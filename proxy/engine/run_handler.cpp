@@ -1,8 +1,7 @@
-// /run: forward one line → read one line → check it → answer (docs/protocol.md, /run), with a
-// restart of a dead process, the deadline, and the answer cap. One activation at a time
-// (the activation queue), or pipelined when the action offered it (pipeline.hpp).
+// /run: the request line goes through the activation engine (engine.hpp), its answer line is
+// checked and becomes the HTTP answer (docs/protocol.md, /run), with a restart of a dead
+// process, the deadline, and the answer cap.
 #include <chrono>
-#include <mutex>
 #include <shared_mutex>
 
 #include <spdlog/spdlog.h>
@@ -25,15 +24,7 @@ http_answer action_proxy::run(const std::string& body) {
     if (!executor_) throw http_error(INTERNAL_ERROR, "no action defined yet");
     const auto deadline = deadline_of(body);
     http_answer answer;
-    if (pipeline_) {
-        auto outcome = pipeline_->run(body, deadline, answer.body);
-        end_activation(outcome);
-        return answer_of(outcome, std::move(answer));
-    }
-    std::lock_guard<activation_queue> turn(queue_);
-    if (executor_->exited()) restart_action();
-    auto outcome = executor_->interact(body, deadline, answer.body);
-    end_activation(outcome);
+    auto outcome = engine_->run(body, deadline, answer.body);  // end_activation: by the engine
     return answer_of(outcome, std::move(answer));
 }
 
@@ -59,15 +50,16 @@ http_answer action_proxy::answer_of(executor::outcome outcome, http_answer answe
     throw http_error(BAD_GATEWAY, NOT_OBJECT);
 }
 
-// The one owner of the sentinels: a pipelining action (our launcher) writes them itself
-// after each answer, so the proxy writes them only for an activation the action could not
+// The one owner of the sentinels, called by the engine as each activation ends (before the
+// next request of a window of one is written): a pipelining action (our launcher) writes them
+// itself after each answer, so the proxy writes them only for an activation the action could not
 // finish; for any other action, after every activation. A crash is said before them, so
 // it lands in the log of the activation that saw it.
 void action_proxy::end_activation(executor::outcome outcome) {
     if (outcome == executor::outcome::exited) {
         spdlog::warn("the action exited during the activation ({})", executor_->describe_exit());
     }
-    if (!pipeline_ || outcome != executor::outcome::answered) write_sentinels();
+    if (!engine_->pipelined() || outcome != executor::outcome::answered) write_sentinels();
 }
 
 // A process that died (crash, deadline, cap) is started again in place: one failure costs

@@ -1,3 +1,8 @@
+// http/: the HTTP layer. This header is the folder's public face; behind it are
+//   session.hpp    one connection: read a request, dispatch it, write the answer, keep-alive
+//   answers.hpp    routing, and the one place /init and /run outcomes become HTTP answers
+//   http_error.hpp the failure every protocol step throws (a status and a message)
+//
 // The HTTP server: Boost.Beast on one Boost.Asio io_context thread (accept, parse, respond),
 // one session per connection (session.hpp). /init and /run, which block on the action or
 // the compiler, run on a pool of worker threads and post their answer back to the session,

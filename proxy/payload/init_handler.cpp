@@ -70,12 +70,11 @@ http_answer action_proxy::init(const std::string& body) {
         if (!settings_.debug) fs::remove_all(dir, ec);
         fail_init(e.what(), START_FAILED, "cannot start action: ");
     }
-    pipeline_.reset();
+    engine_.reset();
     executor_ = std::move(started);  // replaces (and stops) a previous one under -debug
-    if (executor_->pipelined()) {
-        pipeline_ = std::make_unique<pipeline>(
-            *executor_, [this] { restart_action(); }, executor_->stdin_capacity());
-    }
+    engine_ = std::make_unique<activation_engine>(
+        *executor_, [this] { restart_action(); },
+        [this](executor::outcome outcome) { end_activation(outcome); });
     initialized_ = true;
     return {OK, "{\"ok\":true}\n"};
 }

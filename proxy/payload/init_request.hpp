@@ -1,3 +1,10 @@
+// payload/: what /init receives, turned into a runnable action directory. This header is the
+// folder's public face (the first step); behind it are
+//   extractor.hpp  type detection and safe unpacking of zip and tar.gz, the -compile zip writer
+//   compiler.hpp   running OW_COMPILER on the unpacked sources
+//   env_map.hpp    the environment the action and the compiler get
+// and init_handler.cpp, the /init step (action_proxy::init) built on them.
+//
 // Decoding /init's body (docs/protocol.md, /init): the JSON shape, with Go's error texts, and
 // strict standard base64.
 #pragma once

@@ -1,4 +1,4 @@
-// Pipelining (proxy/pipeline.hpp): with the ack, the proxy offers it and the C++ launcher
+// Pipelining (proxy/engine/engine.hpp): with the ack, the proxy offers it and the C++ launcher
 // accepts; concurrent /runs are then written to the action without waiting for each other.
 // What users see must not change: every /run gets its own answer, each activation's logs sit
 // between its own sentinels, a crash or a missed deadline costs only the activation being
