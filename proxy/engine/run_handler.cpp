@@ -83,6 +83,9 @@ executor::clock::time_point action_proxy::deadline_of(const std::string& body) c
     auto left =
         milliseconds(*ms) - duration_cast<milliseconds>(system_clock::now().time_since_epoch());
     if (left.count() <= 0) return executor::clock::time_point::max();
+    // A deadline centuries away (e.g. "99999999999999") is no deadline: in the clock's
+    // nanoseconds it would overflow (UBSan found it through the context test).
+    if (left > hours(24 * 365 * 100)) return executor::clock::time_point::max();
     return executor::clock::now() + left + milliseconds(settings_.deadline_grace_ms);
 }
 

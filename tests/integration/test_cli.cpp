@@ -300,6 +300,11 @@ TEST_CASE("compile: errors name the user's files and functions, not the build's"
 }
 
 TEST_CASE("compile: ACTIONLOOP_CXXFLAGS=-O2 and -O3 build and run (the -O1 PCH is not used)") {
+#ifdef ACTIONLOOP_TEST_SANITIZED
+    // compile adds the sanitizer's flags there, which no per-level header was built with.
+    skip_test("the per-level precompiled headers are checked in the plain build");
+    return;
+#endif
     for (const std::string level : {"-O2", "-O3"}) {
         INFO("ACTIONLOOP_CXXFLAGS=" << level);
         proxy_process proxy(cpp_runtime());
