@@ -1,5 +1,6 @@
 // The request side of single-entrypoint mode: envelope → classic /init and /run bodies.
 #include "envelope.hpp"
+#include "text.hpp"
 
 #include <cctype>
 
@@ -11,17 +12,6 @@ namespace actionloop::knative {
 namespace {
 
 using boost::beast::iequals;
-
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-std::string trim(const std::string& s) {
-    const size_t b = s.find_first_not_of(" \t");
-    if (b == std::string::npos) return {};
-    return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
 
 bool json_media_type(const std::string& content_type) {
     return iequals(trim(content_type.substr(0, content_type.find(';'))), "application/json");

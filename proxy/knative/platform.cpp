@@ -1,5 +1,6 @@
 // The environment of single-entrypoint mode, read once at start-up.
 #include "platform.hpp"
+#include "text.hpp"
 
 #include <cstdlib>
 #include <fstream>
@@ -11,12 +12,6 @@
 
 namespace actionloop::knative {
 namespace {
-
-std::string trim(const std::string& s) {
-    const size_t b = s.find_first_not_of(" \t");
-    if (b == std::string::npos) return {};
-    return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
 
 std::string upper(std::string s) {
     for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

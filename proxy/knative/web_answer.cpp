@@ -1,5 +1,6 @@
 // The answer side of single-entrypoint mode: result → HTTP response.
 #include "web_answer.hpp"
+#include "text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -17,17 +18,6 @@ using ordered_json = nlohmann::ordered_json;
 constexpr const char* ALLOW_METHODS = "OPTIONS, GET, DELETE, POST, PUT, HEAD, PATCH";
 constexpr const char* ALLOW_HEADERS =
     "Authorization, Origin, X-Requested-With, Content-Type, Accept, User-Agent";
-
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-std::string trim(const std::string& s) {
-    const size_t b = s.find_first_not_of(" \t");
-    if (b == std::string::npos) return {};
-    return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
 
 std::string compact(const ordered_json& value) {
     return value.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
