@@ -23,6 +23,13 @@ action_proxy::action_proxy(settings config, char** environ_entries)
     }
 }
 
+void action_proxy::attach(boost::asio::io_context& loop, boost::asio::thread_pool& blocking) {
+    std::lock_guard<std::mutex> guard(attach_lock_);
+    loop_ = &loop;
+    blocking_ = &blocking;
+    attached_.notify_all();
+}
+
 std::string action_proxy::compile_to_zip(const std::string& payload, const std::string& main,
                                          const std::string& env_json) {
     if (payload.empty()) throw std::runtime_error("no file");

@@ -1,214 +1,491 @@
-// The activation engine: see engine.hpp.
+// The activation engine: see engine.hpp. Everything here runs on the event loop's thread but
+// the restart job, which runs on the worker pool while the pipes are off the loop.
 #include "engine.hpp"
 
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <limits>
 
+#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
+
+#include "framing.hpp"
 
 namespace actionloop {
 namespace {
 
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
 constexpr size_t PIPELINE_DEPTH = 256;  // requests in flight at most, when pipelining
+constexpr size_t MAX_IOVECS = 512;      // pieces of one writev (2 per request)
+constexpr size_t READ_BUFFER = 65536;
+constexpr auto QUIET = 10ms;       // fd 3 is done with stale output after this much silence
+constexpr auto MAX_DISCARD = 1s;   // ... or after this long in all
+const char NEWLINE = '\n';
+
+// The request as one line: a body without newlines goes as is (moved, not copied).
+std::string request_line(std::string body) {
+    if (std::memchr(body.data(), '\n', body.size()) == nullptr) return body;
+    std::string framed;
+    frame_request(body, framed);
+    framed.pop_back();  // the engine writes the '\n' itself
+    return framed;
+}
 
 }  // namespace
 
-activation_engine::activation_engine(executor& action, std::function<void()> restart,
-                                     std::function<void(executor::outcome)> ended)
-    : action_(action),
-      restart_(std::move(restart)),
-      ended_(std::move(ended)),
-      pipelined_(action.pipelined()),
-      window_(pipelined_ ? action.stdin_capacity() : std::numeric_limits<size_t>::max()),
+activation_engine::activation_engine(asio::io_context& loop, asio::thread_pool& blocking,
+                                     std::unique_ptr<executor> action, hooks events)
+    : loop_(loop),
+      blocking_(blocking),
+      action_(std::move(action)),
+      hooks_(std::move(events)),
+      pipelined_(action_->pipelined()),
+      window_(pipelined_ ? action_->stdin_capacity() : std::numeric_limits<size_t>::max()),
       max_depth_(pipelined_ ? PIPELINE_DEPTH : 1),
       // A request written to a pipelining action that died before reading it is sent again
       // (twice at most); for a window of one, the write failing ends the activation.
-      max_attempts_(pipelined_ ? 3 : 1) {}
+      max_attempts_(pipelined_ ? 3 : 1),
+      stdin_(loop),
+      output_(loop),
+      exit_(loop),
+      deadline_timer_(loop),
+      quiet_timer_(loop),
+      read_buffer_(READ_BUFFER) {}
 
-executor::outcome activation_engine::run(std::string_view body, clock::time_point deadline,
-                                         std::string& line) {
-    slot self;
-    self.body = body;
-    self.deadline = deadline;
-    self.line = &line;
-    lock_type lock(mutex_);
-    for (;;) {
-        send(self, lock);
-        await(self, lock);
-        if (!self.resend) return self.outcome;
+activation_engine::~activation_engine() {
+    detach();  // the descriptors are the executor's: released, not closed
+}
+
+void activation_engine::start() {
+    attach();
+    phase_ = phase::ready;
+}
+
+void activation_engine::submit(std::string body, clock::time_point deadline, completion done) {
+    auto next = std::make_unique<activation>();
+    next->line = request_line(std::move(body));
+    next->deadline = deadline;
+    next->done = std::move(done);
+    waiting_.push_back(std::move(next));
+    flush();
+}
+
+void activation_engine::retire() {
+    retired_ = true;
+    stop_if_retired();
+}
+
+// Once a retired engine has nothing left, its process goes (a re-init replaced it).
+void activation_engine::stop_if_retired() {
+    if (!retired_ || !waiting_.empty() || !in_flight_.empty()) return;
+    if (phase_ == phase::restarting || phase_ == phase::stopped) return;  // restart_done sees it
+    detach();
+    action_->stop();
+    phase_ = phase::stopped;
+}
+
+// The process's pipes on the loop: fd 3 read while answers are due, stdin written when full
+// (it is non-blocking), the pidfd watched for the process's exit for as long as it lives.
+void activation_engine::attach() {
+    ++generation_;
+    output_eof_ = false;
+    broken_ = false;
+    stdin_.assign(action_->stdin_fd());
+    output_.assign(action_->output_fd());
+    if (action_->exit_fd() >= 0) {
+        exit_.assign(action_->exit_fd());
+        exit_.async_wait(asio::posix::descriptor_base::wait_read,
+                         [self = shared_from_this(), generation = generation_](
+                             const boost::system::error_code& ec) { self->on_exit(generation, ec); });
     }
 }
 
-void activation_engine::wake_next_sender() {
-    if (!senders_.empty()) senders_.front()->wake.notify_one();
+// Off the loop (before a restart replaces the descriptors, or for good): pending handlers
+// are cancelled and ignored (their generation is gone).
+void activation_engine::detach() {
+    ++generation_;
+    ++read_token_;
+    reading_ = false;
+    write_waiting_ = false;
+    deadline_of_ = nullptr;
+    ++deadline_token_;
+    ++quiet_token_;
+    boost::system::error_code ignored;
+    deadline_timer_.cancel();
+    quiet_timer_.cancel();
+    for (auto* descriptor : {&stdin_, &output_, &exit_}) {
+        if (!descriptor->is_open()) continue;
+        descriptor->cancel(ignored);
+        descriptor->release();
+    }
 }
 
-size_t activation_engine::waiting() {
-    std::lock_guard<std::mutex> guard(mutex_);
-    return senders_.size();
-}
-
-size_t activation_engine::in_flight() {
-    std::lock_guard<std::mutex> guard(mutex_);
-    return in_flight_.size();
-}
-
-// Waits for room in the window, starts the process again if it is gone (only when nothing
-// is in flight: then nobody is reading its pipes), and writes the request.
-// Requests are written in arrival order: a big request waiting for the window to empty is
-// not overtaken forever by small ones.
-void activation_engine::send(slot& self, lock_type& lock) {
-    const size_t size = self.body.size() + 1;
-    senders_.push_back(&self);
-    self.wake.wait(lock, [&] {
-        return senders_.front() == &self &&
-               (in_flight_.empty() ||
-                (!broken_ && in_flight_bytes_ + size <= window_ && in_flight_.size() < max_depth_));
-    });
-    struct next_turn {  // the next sender's turn, however this one ends
-        activation_engine& engine;
-        ~next_turn() {
-            engine.senders_.pop_front();
-            engine.wake_next_sender();
+// Admits waiting requests into the window in arrival order (a big request waiting for the
+// window to empty is not overtaken by small ones) and writes them; restarts the process
+// first when it is gone and nothing is in flight (then nobody is reading its pipes).
+void activation_engine::flush() {
+    if (phase_ != phase::ready) return;
+    while (!waiting_.empty()) {
+        activation& next = *waiting_.front();
+        if (!in_flight_.empty() &&
+            (broken_ || in_flight_bytes_ + next.size() > window_ ||
+             in_flight_.size() >= max_depth_)) {
+            break;
         }
-    } turn{*this};
-    if (in_flight_.empty() && (broken_ || action_.exited())) {
-        broken_ = true;
-        restart_();  // throws when it cannot start: the next one tries again
-        broken_ = false;
+        if (in_flight_.empty()) {
+            if (action_->exited() || broken_) {  // exited() first: it collects the status
+                begin_restart("the action process is gone (" + action_->describe_exit() + ")",
+                              false);
+                return;
+            }
+            // A window of one: what the last activation left on fd 3 is not this one's answer
+            // (drained once per request: after a drain that gave up, the request goes out).
+            if (!pipelined_ && !drained_ && begin_discard()) return;  // end_discard() flushes
+            drained_ = false;
+        }
+        next.written = 0;
+        ++next.attempts;
+        in_flight_bytes_ += next.size();
+        in_flight_.push_back(std::move(waiting_.front()));
+        waiting_.pop_front();
     }
-    // A window of one: what the last activation left on fd 3 is not this one's answer.
-    if (!pipelined_) action_.discard_stale_output();
-    self.done = false;
-    self.resend = false;
-    ++self.attempts;
-    const write_result sent = action_.send(self.body, self.deadline);
-    if (sent == write_result::written) {
-        in_flight_.push_back(&self);
-        in_flight_bytes_ += size;
-        return;
-    }
-    // Not in flight. With requests in flight the reader finds the process dead (or the
-    // next restart replaces it once they are answered); with none, nobody reads: stop it.
-    broken_ = true;
-    if (in_flight_.empty()) action_.stop();
-    self.done = true;
-    if (sent == write_result::late) {
-        self.outcome = executor::outcome::deadline;
-    } else if (self.attempts >= max_attempts_) {
-        self.outcome = executor::outcome::exited;  // it dies on every start: give up
-    } else {
-        self.resend = true;  // it died before reading this request: send it again
-        return;
-    }
-    ended_(self.outcome);
+    write_pending();
+    if (phase_ != phase::ready) return;
+    arm_read();
+    arm_deadline();
 }
 
-// Until this activation is answered: reads fd 3 when nobody else does, sleeps otherwise.
-void activation_engine::await(slot& self, lock_type& lock) {
-    while (!self.done) {
-        if (reading_) {
-            self.wake.wait(lock);
+// Writes what is admitted and not yet written, in one writev where it fits; waits for room
+// in stdin when it is full (a request bigger than the pipe, or a slow reader).
+void activation_engine::write_pending() {
+    while (!write_waiting_ && unwritten_from_ < in_flight_.size()) {
+        iovec parts[MAX_IOVECS];
+        size_t count = 0;
+        for (size_t i = unwritten_from_; i < in_flight_.size() && count + 2 <= MAX_IOVECS; ++i) {
+            activation& a = *in_flight_[i];
+            if (a.written < a.line.size()) {
+                parts[count++] = {const_cast<char*>(a.line.data()) + a.written,
+                                  a.line.size() - a.written};
+            }
+            parts[count++] = {const_cast<char*>(&NEWLINE), 1};
+        }
+        const ssize_t n = ::writev(action_->stdin_fd(), parts, static_cast<int>(count));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) {
+            write_waiting_ = true;
+            stdin_.async_wait(asio::posix::descriptor_base::wait_write,
+                              [self = shared_from_this(), generation = generation_](
+                                  const boost::system::error_code& ec) {
+                                  if (ec || generation != self->generation_) return;
+                                  self->write_waiting_ = false;
+                                  self->write_pending();
+                              });
+            return;
+        }
+        if (n < 0) {  // EPIPE: the action closed its stdin or died
+            write_failed();
+            return;
+        }
+        size_t done = static_cast<size_t>(n);
+        while (done > 0) {
+            activation& a = *in_flight_[unwritten_from_];
+            const size_t step = std::min(done, a.size() - a.written);
+            a.written += step;
+            done -= step;
+            if (a.written == a.size()) ++unwritten_from_;
+        }
+    }
+}
+
+// The process stopped reading its stdin. The requests not fully written never reached it:
+// each is sent again (a pipelining action, up to max_attempts_ writes) or ends as `exited`.
+// Those fully written are still the reader's: it finds the process dead and fails the head.
+void activation_engine::write_failed() {
+    broken_ = true;
+    std::vector<activation_ptr> unsent;
+    while (in_flight_.size() > unwritten_from_) {
+        in_flight_bytes_ -= in_flight_.back()->size();
+        unsent.push_back(std::move(in_flight_.back()));
+        in_flight_.pop_back();
+    }
+    std::vector<activation_ptr> given_up;
+    for (auto& a : unsent) {  // newest first: pushed to the front, they keep their order
+        if (a->attempts >= max_attempts_) {
+            given_up.push_back(std::move(a));
+        } else {
+            waiting_.push_front(std::move(a));
+        }
+    }
+    if (in_flight_.empty()) {  // nobody reads its pipes: stop it (the next flush restarts it)
+        detach();
+        action_->stop();
+    }
+    for (auto it = given_up.rbegin(); it != given_up.rend(); ++it) {
+        complete(std::move(*it), {executor::outcome::exited, {}, {}}, true);
+    }
+    if (in_flight_.empty()) flush();
+}
+
+void activation_engine::arm_read() {
+    if (reading_ || in_flight_.empty() || phase_ != phase::ready) return;
+    read_output();
+}
+
+void activation_engine::read_output() {
+    reading_ = true;
+    output_.async_read_some(
+        asio::buffer(read_buffer_),
+        [self = shared_from_this(), token = ++read_token_](const boost::system::error_code& ec,
+                                                            size_t n) {
+            self->on_read(token, ec, n);
+        });
+}
+
+void activation_engine::on_read(std::uint64_t token, const boost::system::error_code& ec,
+                                size_t n) {
+    if (token != read_token_) return;  // cancelled: its process is gone
+    reading_ = false;
+    if (ec && ec != asio::error::eof) output_eof_ = true;  // an error ends fd 3 too
+    if (ec == asio::error::eof || n == 0) output_eof_ = true;
+    if (phase_ == phase::discarding) {
+        discarded_ += n;
+        if (output_eof_ || clock::now() >= discard_until_) {
+            end_discard();
+        } else {
+            arm_quiet_timer();
+            read_output();
+        }
+        return;
+    }
+    // A window of one: fd 3 spoke while the head's request still sat unread in stdin: an
+    // earlier activation's output, not this answer. Where one ends and the other begins
+    // cannot be told from the bytes, so the request goes to a fresh process (it never ran).
+    if (!pipelined_ && n > 0 && !in_flight_.empty() && in_flight_.front()->fresh &&
+        action_->unread_request_bytes() > 0) {
+        in_flight_.front()->fresh = false;
+        in_flight_.front()->written = 0;
+        --in_flight_.front()->attempts;  // not a failed write: it was never read
+        in_flight_bytes_ = 0;
+        unwritten_from_ = 0;
+        waiting_.push_front(std::move(in_flight_.front()));
+        in_flight_.pop_front();
+        action_->answers().clear();
+        begin_restart(
+            "the action was still writing to fd 3 after its answer when the next request came "
+            "(that request goes to the fresh process)",
+            true);
+        return;
+    }
+    if (n > 0) action_->answers().append(read_buffer_.data(), n);
+    take_answers();
+}
+
+// Hands out the complete lines buffered: to the head, in order. A pipelining action's lines
+// are each an answer; any other action gets exactly one answer, what followed it dropped.
+void activation_engine::take_answers() {
+    line_buffer& answers = action_->answers();
+    while (answers.has_line() && !answers.overflowed()) {
+        if (in_flight_.empty()) {
+            answers.take_next_line(line_);
+            spdlog::warn("discarded {} bytes of extra output on fd 3", line_.size());
             continue;
         }
-        reading_ = true;
-        try {
-            read_until_done(self, lock);
-        } catch (...) {
-            if (!lock.owns_lock()) lock.lock();
-            fail_all(executor::outcome::exited, self);
-            reading_ = false;
-            throw;
+        if (pipelined_) {
+            answers.take_next_line(line_);
+        } else {
+            const size_t extra = answers.take_line(line_);
+            if (extra > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", extra);
         }
-        reading_ = false;
-        // The new head reads next (its answer is the next to come).
-        if (!in_flight_.empty()) in_flight_.front()->wake.notify_one();
+        finish_head(executor::outcome::answered, std::move(line_));
+        line_.clear();
+        if (phase_ != phase::ready) return;
     }
-}
-
-void activation_engine::read_until_done(slot& self, lock_type& lock) {
-    while (!self.done) {
-        slot& head = *in_flight_.front();
-        const clock::time_point deadline = head.deadline;
-        const bool check_stale = !pipelined_ && head.fresh;
-        lock.unlock();
-        const executor::line_result got = action_.read_answers(deadline, lines_, check_stale);
-        lock.lock();
-        for (std::string& answer : lines_) {
-            if (in_flight_.empty()) {
-                spdlog::warn("discarded {} bytes of extra output on fd 3", answer.size());
-                continue;
-            }
-            deliver(answer, self);
-        }
-        lines_.clear();
-        if (got == executor::line_result::stale) {
-            resend_after_stale(head, self);
-        } else if (got != executor::line_result::answered) {
-            fail_all(executor::outcome_of(got), self);
-        }
-    }
-}
-
-// fd 3 spoke while the head's request (a window of one) still sat unread in stdin: an
-// earlier activation's output, not this answer. Where one ends and the other begins cannot
-// be told from the bytes, so the request goes to a fresh process (it never ran).
-void activation_engine::resend_after_stale(slot& head, slot& self) {
-    head.fresh = false;
-    try {
-        action_.restart("the action was still writing to fd 3 after its answer when the next "
-                        "request came (that request goes to the fresh process)");
-    } catch (const start_error& e) {
-        spdlog::warn("cannot start the action again: {}", e.what());
-        fail_all(executor::outcome::exited, self);
+    if (in_flight_.empty()) {
+        flush();
         return;
     }
-    const write_result sent = action_.send(head.body, head.deadline);
-    if (sent != write_result::written) {
-        action_.stop();
-        finish_head(
-            sent == write_result::late ? executor::outcome::deadline : executor::outcome::exited,
-            self);
+    if (answers.overflowed()) {
+        fail_all(executor::outcome::too_large);
+    } else if (output_eof_) {
+        fail_all(executor::outcome::exited);
+    } else {
+        flush();  // the window may have room now
+        arm_read();
     }
 }
 
-void activation_engine::deliver(std::string& answer, slot& self) {
-    slot* head = in_flight_.front();
-    head->line->swap(answer);
-    finish_head(executor::outcome::answered, self);
+// The process exited. What it wrote before is in the pipe: that wins over the exit. With
+// nothing in flight, the next activation starts it again.
+void activation_engine::on_exit(std::uint64_t generation, const boost::system::error_code& ec) {
+    if (ec || generation != generation_) return;
+    broken_ = true;
+    if (phase_ != phase::ready || in_flight_.empty()) {
+        stop_if_retired();
+        return;
+    }
+    ++read_token_;  // a pending read finds nothing more: ignore it
+    reading_ = false;
+    boost::system::error_code ignored;
+    output_.cancel(ignored);
+    action_->read_available();
+    output_eof_ = true;  // its writers are gone (children holding fd 3 die with it)
+    take_answers();
+}
+
+// The timer follows the head's deadline (a token per setting: a completion already queued
+// when the head changed does nothing).
+void activation_engine::arm_deadline() {
+    const activation* head = in_flight_.empty() ? nullptr : in_flight_.front().get();
+    if (head == deadline_of_) return;
+    deadline_of_ = head;
+    const std::uint64_t token = ++deadline_token_;
+    if (head == nullptr || head->deadline == clock::time_point::max()) {
+        deadline_timer_.cancel();
+        return;
+    }
+    deadline_timer_.expires_at(head->deadline);
+    deadline_timer_.async_wait(
+        [self = shared_from_this(), token](const boost::system::error_code& ec) {
+            if (ec || token != self->deadline_token_) return;
+            self->deadline_of_ = nullptr;
+            self->fail_all(executor::outcome::deadline);
+        });
+}
+
+// A window of one, before a request is written: drops what fd 3 holds. When there was
+// something, the action may still be writing it (more than a pipe holds, or slowly): fd 3 is
+// drained until it has been quiet for 10 ms (1 s at most) before the request goes out.
+bool activation_engine::begin_discard() {
+    line_buffer& answers = action_->answers();
+    discarded_ = answers.buffered() + action_->drain_output();
+    answers.clear();
+    if (discarded_ == 0) return false;
+    phase_ = phase::discarding;
+    discard_until_ = clock::now() + MAX_DISCARD;
+    arm_quiet_timer();
+    read_output();
+    return true;
+}
+
+void activation_engine::arm_quiet_timer() {
+    quiet_timer_.expires_after(std::min<clock::duration>(QUIET, discard_until_ - clock::now()));
+    quiet_timer_.async_wait(
+        [self = shared_from_this(), token = ++quiet_token_](const boost::system::error_code& ec) {
+            if (ec || token != self->quiet_token_) return;
+            if (self->phase_ == phase::discarding) self->end_discard();
+        });
+}
+
+void activation_engine::end_discard() {
+    ++quiet_token_;
+    quiet_timer_.cancel();
+    if (reading_) {
+        ++read_token_;
+        reading_ = false;
+        boost::system::error_code ignored;
+        output_.cancel(ignored);
+    }
+    phase_ = phase::ready;
+    spdlog::warn("discarded {} bytes of extra output on fd 3", discarded_);
+    discarded_ = 0;
+    action_->answers().clear();
+    drained_ = true;
+    flush();
+}
+
+// The one place a dead (or untrusted) process is started again: the pipes leave the loop, a
+// worker starts the process (spawn, ack), the loop gets them back. A start that fails fails
+// the first waiting activation with the reason; the next one tries again.
+void activation_engine::begin_restart(std::string why, bool stale) {
+    detach();
+    phase_ = phase::restarting;
+    asio::post(blocking_, [self = shared_from_this(), why = std::move(why), stale] {
+        bool started = true;
+        std::string error;
+        try {
+            self->action_->restart(why);
+        } catch (const start_error& e) {
+            started = false;
+            error = e.what();
+        }
+        asio::post(self->loop_, [self, started, error = std::move(error), stale] {
+            self->restart_done(started, error, stale);
+        });
+    });
+}
+
+void activation_engine::restart_done(bool started, const std::string& error, bool stale) {
+    phase_ = phase::ready;
+    if (started) {
+        attach();
+        if (!stale && hooks_.restarted) hooks_.restarted();
+    } else {
+        // Nothing of it is left running: its pipes stay off the loop until the next attempt.
+        broken_ = true;
+        spdlog::warn("cannot start the action again: {}", error);
+        if (!waiting_.empty()) {
+            activation_ptr first = std::move(waiting_.front());
+            waiting_.pop_front();
+            if (stale) {
+                complete(std::move(first), {executor::outcome::exited, {}, {}}, true);
+            } else {
+                complete(std::move(first), {executor::outcome::exited, {}, error}, false);
+            }
+        }
+        ++generation_;  // no pipes attached: flush() only restarts
+    }
+    if (waiting_.empty()) {
+        stop_if_retired();
+        return;
+    }
+    flush();
 }
 
 // The head leaves the window with `why`.
-void activation_engine::finish_head(executor::outcome why, slot& self) {
-    slot* head = in_flight_.front();
+void activation_engine::finish_head(executor::outcome why, std::string line) {
+    activation_ptr head = std::move(in_flight_.front());
     in_flight_.pop_front();
-    in_flight_bytes_ -= head->body.size() + 1;
-    if (why != executor::outcome::answered) broken_ = true;
-    head->outcome = why;
-    head->done = true;
-    ended_(why);
-    if (head != &self) head->wake.notify_one();
-    wake_next_sender();
+    if (unwritten_from_ > 0) --unwritten_from_;
+    in_flight_bytes_ -= head->size();
+    // An answer before the whole request was read: the rest of it would reach the next
+    // activation as garbage, so the process is not used again.
+    if (why != executor::outcome::answered || head->written < head->size()) broken_ = true;
+    complete(std::move(head), {why, std::move(line), {}}, true);
+    arm_deadline();
 }
 
 // The head gets `why`; the requests behind it never started and are sent again.
-void activation_engine::fail_all(executor::outcome why, slot& self) {
-    action_.stop();
-    broken_ = true;
-    bool head = true;
-    for (slot* s : in_flight_) {
-        if (head) {
-            s->outcome = why;
-            ended_(why);
-            head = false;
-        } else {
-            s->resend = true;
-        }
-        s->done = true;
-        if (s != &self) s->wake.notify_one();
+void activation_engine::fail_all(executor::outcome why) {
+    detach();
+    action_->stop();
+    broken_ = true;  // the next flush starts it again
+    activation_ptr head = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    while (!in_flight_.empty()) {
+        in_flight_.back()->written = 0;
+        waiting_.push_front(std::move(in_flight_.back()));
+        in_flight_.pop_back();
     }
-    in_flight_.clear();
     in_flight_bytes_ = 0;
-    wake_next_sender();
+    unwritten_from_ = 0;
+    complete(std::move(head), {why, {}, {}}, true);
+    if (waiting_.empty()) {
+        stop_if_retired();
+        return;
+    }
+    flush();
+}
+
+// Hands the result over; `ended`: the activation ran (its sentinels are due).
+void activation_engine::complete(activation_ptr done, activation_result result, bool ended) {
+    if (ended && hooks_.ended) hooks_.ended(*this, result.outcome);
+    done->done(std::move(result));
+    if (in_flight_.empty() && waiting_.empty()) stop_if_retired();
 }
 
 }  // namespace actionloop

@@ -1,103 +1,175 @@
 // engine/: the action process and the activations sent to it. This header is the folder's
 // public face; the parts behind it are
-//   executor.hpp  one long-lived action process and its pipes (start, ack, restart, read, write)
+//   executor.hpp  one long-lived action process and its pipes (start, ack, restart)
 //   process.hpp   posix_spawn with an exact fd layout, process group, pidfd; reaper.hpp: orphans
 //   framing.hpp   the pure line handling (request framing, answer checks, the deadline field)
 // and run_handler.cpp, the /run step built on the engine below.
 //
-// The activation engine, one for every action: each /run writes its request line to the
-// action's stdin in arrival order, and one waiting /run at a time (the reader) reads the
-// answers from fd 3, in order, and hands each to its /run. An action that offers pipelining
-// in its ack ({"ok":true,"pipeline":true}: our C++ launcher) gets a window of many requests
-// in flight, bounded by the bytes its stdin pipe holds (a bigger request goes alone); any
-// other action (a #! script, upstream's launchers) a window of one: its request is written
-// once the one before it is answered.
+// The activation engine, one for every action, driven by the HTTP server's event loop (one
+// Boost.Asio io_context thread): each /run's request line is written to the action's stdin in
+// arrival order, the answers are read from fd 3 in order and each is handed to its /run. The
+// action's stdin, fd 3 and pidfd are Asio descriptors on that loop, so the accept, parse,
+// write-to-stdin, read-fd-3, respond path of an activation never leaves the loop's thread;
+// only a restart (spawn and the ack wait) runs on the worker pool.
+//
+// An action that offers pipelining in its ack ({"ok":true,"pipeline":true}: our C++ launcher)
+// gets a window of many requests in flight, bounded by the bytes its stdin pipe holds (a
+// bigger request goes alone); the requests admitted together go out in one writev. Any other
+// action (a #! script, upstream's launchers) gets a window of one: its request is written once
+// the one before it is answered.
 //
 // Failures: the activation at the head (the one the action was serving) gets the error —
 // crash, deadline, answer cap — and the process is stopped; the requests behind it never
 // started, so they are sent again to the restarted process. For a window of one, output
-// left on fd 3 before a request is written is discarded, and output that shows up while the
-// request still sits unread in stdin (an earlier activation's, still being written) makes
-// the engine start the action again and send the request to the fresh process.
+// left on fd 3 before a request is written is discarded (drained until fd 3 is quiet for
+// 10 ms), and output that shows up while the request still sits unread in stdin (an earlier
+// activation's, still being written) makes the engine start the action again and send the
+// request to the fresh process.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "executor.hpp"
 
 namespace actionloop {
 
-class activation_engine {
+/// How one activation ended.
+struct activation_result {
+    executor::outcome outcome = executor::outcome::answered;
+    std::string line;           // the answer line ('\n' included) when answered
+    std::string start_failure;  // not empty: the action could not be started again (why)
+};
+
+class activation_engine : public std::enable_shared_from_this<activation_engine> {
 public:
     using clock = executor::clock;
+    using completion = std::function<void(activation_result)>;
 
-    /// `restart` starts the process again when it is gone and nothing is in flight; it may
-    /// throw (that /run gets the error, the next one tries again). `ended` is called with an
-    /// activation's outcome once it has one, before the next request is written (for a
-    /// window of one), so what it writes to the logs lands in that activation's segment.
-    activation_engine(executor& action, std::function<void()> restart,
-                      std::function<void(executor::outcome)> ended);
+    /// What the engine tells its owner, on the loop.
+    struct hooks {
+        /// An activation ended with this outcome (not called when the action could not be
+        /// started for it). Called before the next request of a window of one is written, so
+        /// what it writes to the logs (the sentinels) lands in that activation's segment.
+        std::function<void(const activation_engine&, executor::outcome)> ended;
+        /// The process was started again after it died (counted for /metrics).
+        std::function<void()> restarted;
+    };
 
-    /// Serves one activation: its outcome, and in `line` the answer when `answered`.
-    executor::outcome run(std::string_view body, clock::time_point deadline, std::string& line);
+    /// `action` is started (its ack read). The engine owns it; call start() on the loop next.
+    activation_engine(boost::asio::io_context& loop, boost::asio::thread_pool& blocking,
+                      std::unique_ptr<executor> action, hooks events);
+    ~activation_engine();
+    activation_engine(const activation_engine&) = delete;
+    activation_engine& operator=(const activation_engine&) = delete;
+
+    /// Puts the process's pipes on the loop. On the loop thread, once.
+    void start();
+    /// Queues one activation; `done` is called on the loop with its result. `body` is the
+    /// request as received: its newlines are removed here. On the loop thread.
+    void submit(std::string body, clock::time_point deadline, completion done);
+    /// No more submits (a re-init replaced this action): the process is stopped once every
+    /// activation already submitted has its result.
+    void retire();
 
     /// True when the action offered pipelining at its start (it writes its own sentinels).
     bool pipelined() const { return pipelined_; }
-
-    /// Requests written and not yet answered (for tests and diagnostics).
-    size_t in_flight();
-    /// Activations waiting for their turn to write (for metrics).
-    size_t waiting();
+    /// "exit status N" / "killed by signal N (SIGSEGV)" of the last process.
+    std::string describe_exit() const { return action_->describe_exit(); }
+    /// Requests written (or being written) and not yet answered.
+    size_t in_flight() const { return in_flight_.size(); }
+    /// Activations waiting for their turn to be written (for metrics).
+    size_t waiting() const { return waiting_.size(); }
 
 private:
-    struct slot {
-        std::string_view body;
+    struct activation {
+        std::string line;  // the request, newlines removed (the '\n' is written after it)
         clock::time_point deadline;
-        std::string* line;
-        executor::outcome outcome = executor::outcome::answered;
-        bool done = false;
-        bool resend = false;  // never started: the process it was sent to is gone
-        bool fresh = true;    // no stale-output restart yet (window of one)
-        int attempts = 0;
-        std::condition_variable wake;  // its turn to write, its answer, its turn to read
+        completion done;
+        size_t written = 0;  // bytes of line + '\n' written to the current process
+        int attempts = 0;    // writes begun to processes
+        bool fresh = true;   // no stale-output restart yet (window of one)
+        size_t size() const { return line.size() + 1; }
     };
-    using lock_type = std::unique_lock<std::mutex>;
+    using activation_ptr = std::unique_ptr<activation>;
+    enum class phase {
+        ready,       // the pipes are on the loop
+        discarding,  // a window of one: draining stale fd-3 output before the next write
+        restarting,  // a worker is starting the process again: the pipes are off the loop
+        stopped,     // retired and idle: the process is gone for good
+    };
 
-    void send(slot& self, lock_type& lock);
-    void await(slot& self, lock_type& lock);
-    void read_until_done(slot& self, lock_type& lock);
-    void resend_after_stale(slot& head, slot& self);
-    void deliver(std::string& answer, slot& self);
-    void finish_head(executor::outcome why, slot& self);
-    void fail_all(executor::outcome why, slot& self);
+    void attach();
+    void detach();
+    void flush();
+    void write_pending();
+    void write_failed();
+    void arm_read();
+    void read_output();
+    void on_read(std::uint64_t token, const boost::system::error_code& ec, size_t n);
+    void take_answers();
+    void on_exit(std::uint64_t generation, const boost::system::error_code& ec);
+    void arm_deadline();
+    bool begin_discard();
+    void arm_quiet_timer();
+    void end_discard();
+    void begin_restart(std::string why, bool stale);
+    void restart_done(bool started, const std::string& error, bool stale);
+    void finish_head(executor::outcome why, std::string line);
+    void fail_all(executor::outcome why);
+    void complete(activation_ptr done, activation_result result, bool ended);
+    void stop_if_retired();
 
-    executor& action_;
-    std::function<void()> restart_;
-    std::function<void(executor::outcome)> ended_;
+    boost::asio::io_context& loop_;
+    boost::asio::thread_pool& blocking_;
+    std::unique_ptr<executor> action_;
+    hooks hooks_;
     const bool pipelined_;
     const size_t window_;     // the most unanswered request bytes written
     const size_t max_depth_;  // the most unanswered requests written
     const int max_attempts_;  // writes of one request to processes that die before reading it
 
-    void wake_next_sender();
+    // Views of the executor's descriptors (released, never closed, by detach()).
+    boost::asio::posix::stream_descriptor stdin_;
+    boost::asio::posix::stream_descriptor output_;
+    boost::asio::posix::stream_descriptor exit_;
+    boost::asio::steady_timer deadline_timer_;
+    boost::asio::steady_timer quiet_timer_;
 
-    std::mutex mutex_;
-    // Senders in arrival order; only the first may write, and only it is woken when the
-    // window, the process or its turn changes (with 64 /run threads waiting, waking them all
-    // per activation would spend the CPU the action needs).
-    std::deque<slot*> senders_;
-    std::deque<slot*> in_flight_;  // written to the current process, in order
+    phase phase_ = phase::restarting;  // until start()
+    bool broken_ = false;              // the process was stopped or found dead
+    bool retired_ = false;
+    bool reading_ = false;        // an async read of fd 3 is pending
+    bool write_waiting_ = false;  // waiting for room in stdin
+    bool output_eof_ = false;
+    std::uint64_t generation_ = 0;  // one per attached process: older handlers do nothing
+    std::uint64_t read_token_ = 0;  // one per read: a cancelled read's handler does nothing
+    const activation* deadline_of_ = nullptr;  // whose deadline the timer is set for
+    std::uint64_t deadline_token_ = 0;
+    std::uint64_t quiet_token_ = 0;
+
+    std::deque<activation_ptr> waiting_;    // not written yet, in arrival order
+    std::deque<activation_ptr> in_flight_;  // written or being written, in order
+    size_t unwritten_from_ = 0;             // in_flight_[i >= this] are not fully written
     size_t in_flight_bytes_ = 0;
-    bool reading_ = false;            // a /run thread is reading fd 3
-    bool broken_ = false;             // the process was stopped or found dead
-    std::vector<std::string> lines_;  // the reader's (one reader at a time)
+
+    // Draining stale output (a window of one).
+    size_t discarded_ = 0;
+    bool drained_ = false;  // the drain before the next write is done
+    clock::time_point discard_until_;
+
+    std::vector<char> read_buffer_;
+    std::string line_;  // the answer being handed out (reused)
 };
 
 }  // namespace actionloop

@@ -18,12 +18,6 @@ namespace {
 
 using namespace std::chrono;
 
-// Bytes of the request the action has not read from its stdin yet (FIONREAD on the pipe).
-int unread_request_bytes(int stdin_fd) {
-    int unread = 0;
-    return stdin_fd >= 0 && ::ioctl(stdin_fd, FIONREAD, &unread) == 0 ? unread : 0;
-}
-
 // Upstream parses the ack as {"ok": bool}; the texts match Go's. Returns whether the action
 // offers pipelining ({"ok": true, "pipeline": true}: our launcher, when asked).
 bool check_ack(const std::string& line) {
@@ -98,7 +92,7 @@ void executor::start() {
 void executor::wait_for_ack() {
     std::string line;
     auto deadline = clock::now() + milliseconds(options_.ack_timeout_ms);
-    switch (read_line(deadline, line, false)) {
+    switch (read_line(deadline, line)) {
         case line_result::answered:
             pipelined_ = check_ack(line);
             return;
@@ -120,23 +114,16 @@ void executor::restart(const std::string& why) {
     start();
 }
 
-executor::outcome executor::outcome_of(line_result result) {
-    switch (result) {
-        case line_result::answered:
-            return outcome::answered;
-        case line_result::deadline:
-            return outcome::deadline;
-        case line_result::too_large:
-            return outcome::too_large;
-        default:
-            return outcome::exited;
-    }
-}
-
 bool executor::exited() { return child_.pid() <= 0 || child_.exited(); }
 
-// What fd 3 holds right now, read and dropped; returns the byte count.
-size_t executor::drain_fd3() {
+size_t executor::unread_request_bytes() const {
+    int unread = 0;
+    return stdin_ && ::ioctl(stdin_.get(), FIONREAD, &unread) == 0 && unread > 0
+               ? static_cast<size_t>(unread)
+               : 0;
+}
+
+size_t executor::drain_output() {
     size_t dropped = 0;
     char buf[65536];
     for (;;) {
@@ -151,79 +138,27 @@ size_t executor::drain_fd3() {
     }
 }
 
-// Lines an action wrote beyond its one answer are dropped before the next request, so they
-// can never be taken for a later activation's answer. The usual case costs one read that
-// finds nothing. Once extra output shows up, the action may still be writing it (more than
-// a pipe holds, or slowly): it is drained until fd 3 has been quiet for 10 ms (1 s at most).
-void executor::discard_stale_output() {
-    size_t stale = answer_.buffered() + drain_fd3();
-    answer_.clear();
-    if (stale == 0) return;
-    const auto give_up = clock::now() + milliseconds(1000);
-    while (!fd3_eof_ && clock::now() < give_up) {
-        bool gone = false;
-        if (wait_fd(fd3_.get(), POLLIN, -1, 10, gone) == 0) break;  // quiet
-        size_t more = drain_fd3();
-        if (more == 0 && !fd3_eof_) break;
-        stale += more;
-    }
-    spdlog::warn("discarded {} bytes of extra output on fd 3", stale);
-}
-
-write_result executor::send(std::string_view body, clock::time_point deadline) {
-    // The usual body has no newline: it goes out as is, with "\n" in the same writev.
-    std::string_view request = body;
-    if (std::memchr(body.data(), '\n', body.size()) != nullptr) {
-        frame_request(body, framed_);
-        request = std::string_view(framed_).substr(0, framed_.size() - 1);
-    }
-    return write_all(stdin_.get(), request, "\n", child_.exit_fd(), deadline);
-}
-
-executor::line_result executor::read_answers(clock::time_point deadline,
-                                             std::vector<std::string>& lines, bool check_stale) {
-    if (!pipelined_) {
-        lines.emplace_back();
-        const line_result result = read_line(deadline, lines.back(), check_stale);
-        if (result != line_result::answered) lines.pop_back();
-        return result;
-    }
+bool executor::read_available() {
+    char buf[65536];
     for (;;) {
-        while (answer_.has_line()) {
-            lines.emplace_back();
-            answer_.take_next_line(lines.back());
+        ssize_t n = ::read(fd3_.get(), buf, sizeof buf);
+        if (n > 0) {
+            answer_.append(buf, static_cast<size_t>(n));
+            if (answer_.overflowed()) return fd3_eof_;
+            continue;
         }
-        if (!lines.empty()) return line_result::answered;
-        if (answer_.overflowed()) return line_result::too_large;
-        if (fd3_eof_) return line_result::exited;
-        bool gone = false;
-        short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), poll_timeout(deadline), gone);
-        if (revents == 0 && !gone) return line_result::deadline;
-        bool complete = fill_from_fd3();
-        if (!complete && !answer_.overflowed() && gone && !fd3_eof_) {
-            // Dead, and nothing more readable: whatever is in the pipe has been read.
-            return line_result::exited;
-        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) fd3_eof_ = true;
+        return fd3_eof_;  // EAGAIN, EOF or error
     }
 }
 
-// Reads until one full line is buffered. Data already in the pipe wins over an exit.
-// fd 3 output that shows up while the request still sits unread in the action's stdin
-// (FIONREAD) was written before the action saw the request: the rest of an earlier
-// activation's extra output (more than a pipe holds, or slow). Where it ends and the
-// answer begins cannot be told from the bytes, so the pipes are not trusted: the result is
-// `stale` and the engine starts the action again and sends the request to the fresh process (it was
-// never read, so it never ran). A well-behaved action reads its request before it answers:
-// the check costs one ioctl per answer.
-executor::line_result executor::read_line(clock::time_point deadline, std::string& line,
-                                          bool check_stale) {
+// The ack: reads until one full line is buffered. Data already in the pipe wins over an exit.
+executor::line_result executor::read_line(clock::time_point deadline, std::string& line) {
     for (;;) {
         bool gone = false;
         short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), poll_timeout(deadline), gone);
         if (revents == 0 && !gone) return line_result::deadline;
-        if (check_stale && revents != 0 && !gone && unread_request_bytes(stdin_.get()) > 0) {
-            return line_result::stale;
-        }
         if (fill_from_fd3()) {
             size_t extra = answer_.take_line(line);
             if (extra > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", extra);

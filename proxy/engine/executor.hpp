@@ -1,6 +1,9 @@
 // The executor: one long-lived action process and its pipes (docs/protocol.md, "The engine").
 // stdin carries one request line per activation, fd 3 brings back one answer line;
 // stdout and stderr are the proxy's own, inherited, so action logs cost the proxy nothing.
+// Starting (spawn, the ack) blocks and runs on a worker; the activations themselves are
+// driven by the activation engine (engine.hpp) on the event loop, through the non-blocking
+// accessors below.
 #pragma once
 
 #include <chrono>
@@ -50,26 +53,27 @@ public:
     /// True when the process is gone (or was stopped); reaps it.
     bool exited();
 
-    /// How waiting for answer lines ended: an outcome, or (with `check_stale`) output that
-    /// came before the action read its request (stale: an earlier activation's).
-    enum class line_result { answered, exited, deadline, too_large, stale };
-    static outcome outcome_of(line_result result);
-
     /// True when the action's ack said {"pipeline": true}.
     bool pipelined() const { return pipelined_; }
     /// Bytes the action's stdin pipe holds (raised to 1 MiB where the system allows).
     size_t stdin_capacity() const { return stdin_capacity_; }
-    /// Drops what fd 3 holds before a request is written (one request at a time).
-    void discard_stale_output();
-    /// Writes one request line (`body` as one line: its newlines removed, one appended);
-    /// on failure the caller stops the process.
-    write_result send(std::string_view body, clock::time_point deadline);
-    /// Waits (until `deadline`) for at least one answer line and appends it to `lines`.
-    /// A pipelining action: every complete line buffered (`exited` once they are out).
-    /// Any other: exactly one, what followed it in the same read discarded; with
-    /// `check_stale`, `stale` when fd 3 spoke while the request was still unread.
-    line_result read_answers(clock::time_point deadline, std::vector<std::string>& lines,
-                             bool check_stale);
+
+    // The running process's pipes, for the activation engine (engine.hpp), which drives them
+    // from its event loop; all non-blocking.
+    int stdin_fd() const { return stdin_.get(); }
+    int output_fd() const { return fd3_.get(); }
+    /// Readable once the process has exited (its pidfd).
+    int exit_fd() const { return child_.exit_fd(); }
+    /// The fd-3 bytes read and not yet handed out as lines (what followed the ack first).
+    line_buffer& answers() { return answer_; }
+    /// Reads what fd 3 holds right now into answers(), until it would block, ends, or the
+    /// first line passes the cap; true when fd 3 has ended (EOF).
+    bool read_available();
+    /// Reads and drops what fd 3 holds right now; returns the byte count.
+    size_t drain_output();
+    /// Bytes of the last request the action has not read from its stdin yet (FIONREAD).
+    size_t unread_request_bytes() const;
+
     /// SIGKILL to the process group.
     void stop() { child_.kill(); }
 
@@ -77,9 +81,9 @@ public:
     pid_t pid() const { return child_.pid(); }
 
 private:
+    enum class line_result { answered, exited, deadline, too_large };
     void wait_for_ack();
-    size_t drain_fd3();
-    line_result read_line(clock::time_point deadline, std::string& line, bool check_stale);
+    line_result read_line(clock::time_point deadline, std::string& line);
     bool fill_from_fd3();
 
     executor_options options_;
@@ -90,7 +94,6 @@ private:
     bool fd3_eof_ = false;
     bool pipelined_ = false;
     size_t stdin_capacity_ = 65536;
-    std::string framed_;  // a body with newlines, framed (reused)
 };
 
 }  // namespace actionloop

@@ -1,12 +1,14 @@
-// /run: the request line goes through the activation engine (engine.hpp), its answer line is
-// checked and becomes the HTTP answer (docs/protocol.md, /run), with a restart of a dead
-// process, the deadline, and the answer cap.
+// /run: the request line goes through the activation engine (engine.hpp), on the event
+// loop; its answer line is checked and becomes the HTTP answer (docs/protocol.md, /run), with
+// a restart of a dead process, the deadline, and the answer cap.
 #include <chrono>
-#include <shared_mutex>
+#include <future>
 
+#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include "action_proxy.hpp"
+#include "answers.hpp"
 #include "framing.hpp"
 #include "http_error.hpp"
 #include "logging.hpp"
@@ -19,21 +21,55 @@ const char* const NOT_OBJECT = "The action did not return a dictionary or array.
 
 }  // namespace
 
-http_answer action_proxy::run(const std::string& body) {
-    std::shared_lock<std::shared_mutex> action(action_lock_);
-    if (!executor_) throw http_error(INTERNAL_ERROR, "no action defined yet");
+void action_proxy::run(std::string body, answer_callback done) {
+    if (inits_running_ > 0) {  // it runs on the action that /init is starting
+        parked_.push_back({std::move(body), std::move(done)});
+        return;
+    }
+    if (!engine_) {
+        done(failure_answer("/run", http_error(INTERNAL_ERROR, "no action defined yet")));
+        return;
+    }
     const auto deadline = deadline_of(body);
-    http_answer answer;
-    auto outcome = engine_->run(body, deadline, answer.body);  // end_activation: by the engine
-    return answer_of(outcome, std::move(answer));
+    engine_->submit(std::move(body), deadline,
+                    [this, done = std::move(done)](activation_result result) {
+                        http_answer answer;
+                        try {
+                            answer = answer_of(std::move(result));
+                        } catch (const std::exception& e) {
+                            answer = failure_answer("/run", e);
+                        }
+                        done(std::move(answer));
+                    });
+}
+
+http_answer action_proxy::run_blocking(std::string body) {
+    std::promise<http_answer> answered;
+    std::future<http_answer> answer = answered.get_future();
+    boost::asio::post(*loop_, [this, &answered, body = std::move(body)]() mutable {
+        run(std::move(body), [&answered](http_answer a) { answered.set_value(std::move(a)); });
+    });
+    return answer.get();
+}
+
+// Once the last running /init is done (its action installed, or not), the /runs that waited
+// for it go to the action.
+void action_proxy::init_finished() {
+    if (--inits_running_ > 0) return;
+    std::deque<parked_run> waited;
+    waited.swap(parked_);
+    for (parked_run& r : waited) run(std::move(r.body), std::move(r.done));
 }
 
 // One activation's outcome as the /run answer (the /run table of docs/protocol.md).
-http_answer action_proxy::answer_of(executor::outcome outcome, http_answer answer) {
-    switch (outcome) {
+http_answer action_proxy::answer_of(activation_result result) const {
+    if (!result.start_failure.empty()) {
+        throw http_error(BAD_GATEWAY, "cannot start action: " + result.start_failure);
+    }
+    switch (result.outcome) {
         case executor::outcome::answered:
-            if (!is_object_or_array(answer.body)) throw http_error(BAD_GATEWAY, NOT_OBJECT);
-            return answer;
+            if (!is_object_or_array(result.line)) throw http_error(BAD_GATEWAY, NOT_OBJECT);
+            return {OK, std::move(result.line)};
         case executor::outcome::exited:
             throw http_error(BAD_REQUEST, "command exited");
         case executor::outcome::deadline:
@@ -55,22 +91,11 @@ http_answer action_proxy::answer_of(executor::outcome outcome, http_answer answe
 // itself after each answer, so the proxy writes them only for an activation the action could not
 // finish; for any other action, after every activation. A crash is said before them, so
 // it lands in the log of the activation that saw it.
-void action_proxy::end_activation(executor::outcome outcome) {
+void action_proxy::end_activation(const activation_engine& engine, executor::outcome outcome) {
     if (outcome == executor::outcome::exited) {
-        spdlog::warn("the action exited during the activation ({})", executor_->describe_exit());
+        spdlog::warn("the action exited during the activation ({})", engine.describe_exit());
     }
-    if (!engine_->pipelined() || outcome != executor::outcome::answered) write_sentinels();
-}
-
-// A process that died (crash, deadline, cap) is started again in place: one failure costs
-// one activation, not a cold start.
-void action_proxy::restart_action() {
-    try {
-        executor_->restart("the action process is gone (" + executor_->describe_exit() + ")");
-        restarts_.fetch_add(1, std::memory_order_relaxed);  // for /metrics
-    } catch (const start_error& e) {
-        throw http_error(BAD_GATEWAY, std::string("cannot start action: ") + e.what());
-    }
+    if (!engine.pipelined() || outcome != executor::outcome::answered) write_sentinels();
 }
 
 // The platform's `deadline` (epoch ms, a string) plus a grace period. A deadline that has

@@ -14,15 +14,20 @@ route route_of(std::string_view target) {
     return route::other;
 }
 
+http_answer failure_answer(const char* step, const std::exception& error) {
+    if (const auto* refused = dynamic_cast<const http_error*>(&error)) {
+        return {refused->status(), error_body(refused->what())};
+    }
+    spdlog::error("{} failed: {}", step, error.what());
+    return {BAD_GATEWAY, error_body(error.what())};
+}
+
 http_answer answer_for(action_proxy& proxy, route which, const std::string& body) {
     const char* name = which == route::init ? "/init" : "/run";
     try {
-        return which == route::init ? proxy.init(body) : proxy.run(body);
-    } catch (const http_error& e) {
-        return {e.status(), error_body(e.what())};
+        return which == route::init ? proxy.init(body) : proxy.run_blocking(body);
     } catch (const std::exception& e) {
-        spdlog::error("{} failed: {}", name, e.what());
-        return {BAD_GATEWAY, error_body(e.what())};
+        return failure_answer(name, e);
     } catch (...) {
         spdlog::error("{} failed", name);
         return {INTERNAL_ERROR, error_body("internal error")};

@@ -94,8 +94,9 @@ bool serve_http(action_proxy& proxy, const std::string& host, int port, const se
         start_metrics_server(io, host, ops.metrics_port,
                              [&proxy, ops] { return scrape(proxy, ops); });
     }
-    if (!bind_listener(acceptor, host, port)) return false;
     asio::thread_pool workers(std::max<size_t>(proxy.config().threads, 1));
+    proxy.attach(io, workers);
+    if (!bind_listener(acceptor, host, port)) return false;
     server_context context{proxy,     workers,     proxy.config().max_body_bytes,
                            ops.drain, ops.metrics, ops.knative};
     listener accepting(io, acceptor, context);

@@ -4,10 +4,12 @@
 //   http_error.hpp the failure every protocol step throws (a status and a message)
 //
 // The HTTP server: Boost.Beast on one Boost.Asio io_context thread (accept, parse, respond),
-// one session per connection (session.hpp). /init and /run, which block on the action or
-// the compiler, run on a pool of worker threads and post their answer back to the session,
-// so an idle, slow or vanished client costs no thread and never delays another. /health and
-// the metrics port (ops/metrics_server.hpp) are answered on the io thread too.
+// one session per connection (session.hpp). /run goes to the activation engine on that same
+// thread (the action's pipes are descriptors on the same io_context: engine/engine.hpp), so an
+// activation costs no thread hand-off; /init, which blocks on extraction, the compiler and the
+// action's start, runs on a pool of worker threads and posts its answer back to the session.
+// An idle, slow or vanished client costs no thread and never delays another. /health and the
+// metrics port (ops/metrics_server.hpp) are answered on the io thread too.
 #pragma once
 
 #include <string>

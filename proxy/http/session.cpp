@@ -121,14 +121,24 @@ void session::dispatch() {
     }
     ticket_.emplace(context_.drain);
     const auto started = std::chrono::steady_clock::now();
-    asio::post(
-        context_.workers, [self = shared_from_this(), which, started, body = std::move(body)]() {
-            http_answer answer = answer_for(self->context_.proxy, which, body);
-            asio::post(self->stream_.get_executor(), [self, which, started, size = body.size(),
-                                                      answer = std::move(answer)]() mutable {
-                self->answer_ready(which, started, size, std::move(answer));
-            });
-        });
+    const size_t size = body.size();
+    if (which == route::run) {  // on this thread, start to end (engine.hpp)
+        context_.proxy.run(std::move(body),
+                           [self = shared_from_this(), started, size](http_answer answer) {
+                               self->answer_ready(route::run, started, size, std::move(answer));
+                           });
+        return;
+    }
+    // /init blocks (extraction, the compiler, the action's start): on a worker.
+    context_.proxy.init_started();
+    asio::post(context_.workers, [self = shared_from_this(), started, body = std::move(body)]() {
+        http_answer answer = answer_for(self->context_.proxy, route::init, body);
+        asio::post(self->stream_.get_executor(),
+                   [self, started, size = body.size(), answer = std::move(answer)]() mutable {
+                       self->context_.proxy.init_finished();
+                       self->answer_ready(route::init, started, size, std::move(answer));
+                   });
+    });
 }
 
 // An /init or /run answer, on the io thread: counted, then written.

@@ -1,8 +1,8 @@
 // One HTTP connection: read a request (header first, so an oversized body is refused before
-// it is buffered, and 100-continue is answered), hand /init and /run to a worker (counted
-// in flight until their answer is written; refused with 503 while draining), answer /health
-// itself, write the answer with one write (header and body together), and read the next
-// request on the same buffers (keep-alive).
+// it is buffered, and 100-continue is answered), hand /run to the activation engine on this
+// thread and /init to a worker (both counted in flight until their answer is written; refused
+// with 503 while draining), answer /health itself, write the answer with one write (header and
+// body together), and read the next request on the same buffers (keep-alive).
 #pragma once
 
 #include <chrono>
@@ -26,7 +26,7 @@ namespace actionloop {
 /// What every session shares.
 struct server_context {
     action_proxy& proxy;
-    boost::asio::thread_pool& workers;  // /init and /run block: they run here
+    boost::asio::thread_pool& workers;  // /init (and knative requests) block: they run here
     size_t max_body_bytes;
     drain_state& drain;                   // in-flight count; 503 while draining
     activation_metrics& metrics;          // counted when an answer is ready

@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <shared_mutex>
 #include <sstream>
 
+#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include "action_proxy.hpp"
@@ -37,7 +37,7 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 http_answer action_proxy::init(const std::string& body) {
-    std::unique_lock<std::shared_mutex> exclusive(action_lock_);  // no /run in progress
+    std::lock_guard<std::mutex> one_at_a_time(init_lock_);
     if (initialized_ && !settings_.debug) {
         go_log(REINIT);
         throw http_error(FORBIDDEN, REINIT);
@@ -70,13 +70,31 @@ http_answer action_proxy::init(const std::string& body) {
         if (!settings_.debug) fs::remove_all(dir, ec);
         fail_init(e.what(), START_FAILED, "cannot start action: ");
     }
-    engine_.reset();
-    executor_ = std::move(started);  // replaces (and stops) a previous one under -debug
-    engine_ = std::make_unique<activation_engine>(
-        *executor_, [this] { restart_action(); },
-        [this](executor::outcome outcome) { end_activation(outcome); });
+    install(std::move(started));
     initialized_ = true;
     return {OK, "{\"ok\":true}\n"};
+}
+
+// The started action becomes the current one, on the loop (posted before /init's answer, so
+// a /run that follows the answer finds it). Under -debug it replaces a previous one, which
+// serves what was sent to it before and is then stopped.
+void action_proxy::install(std::unique_ptr<executor> started) {
+    {
+        std::unique_lock<std::mutex> guard(attach_lock_);
+        attached_.wait(guard, [this] { return loop_ != nullptr; });
+    }
+    activation_engine::hooks hooks;
+    hooks.ended = [this](const activation_engine& engine, executor::outcome outcome) {
+        end_activation(engine, outcome);
+    };
+    hooks.restarted = [this] { restarts_.fetch_add(1, std::memory_order_relaxed); };
+    auto engine =
+        std::make_shared<activation_engine>(*loop_, *blocking_, std::move(started), std::move(hooks));
+    boost::asio::post(*loop_, [this, engine = std::move(engine)]() mutable {
+        if (engine_) engine_->retire();
+        engine_ = std::move(engine);
+        engine_->start();
+    });
 }
 
 std::string action_proxy::next_action_dir() {

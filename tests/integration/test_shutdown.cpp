@@ -148,8 +148,14 @@ TEST_CASE("shutdown: SIGTERM with nothing in flight stops the action and exits 0
     gated_action action;
     proxy_process& proxy = action.proxy;
     CHECK_REPLY(proxy.run(json{{"n", 2}}), 200, "{\"n\":2}\n");
-    const std::vector<pid_t> started = descendant_pids(proxy.pid());
-    REQUIRE(started.size() == 1);
+    // The script's jq may still be exiting when its answer has arrived.
+    std::vector<pid_t> started;
+    REQUIRE(wait_until(
+        [&] {
+            started = descendant_pids(proxy.pid());
+            return started.size() == 1;
+        },
+        seconds(5)));
     ::kill(proxy.pid(), SIGTERM);
     check_exit_code(action.wait_for_exit(seconds(5)), 0);
     CHECK_FALSE(process_alive(started.front()));
