@@ -23,8 +23,8 @@ using namespace std::chrono_literals;
 constexpr size_t PIPELINE_DEPTH = 256;  // requests in flight at most, when pipelining
 constexpr size_t MAX_IOVECS = 512;      // pieces of one writev (2 per request)
 constexpr size_t READ_BUFFER = 65536;
-constexpr auto QUIET = 10ms;       // fd 3 is done with stale output after this much silence
-constexpr auto MAX_DISCARD = 1s;   // ... or after this long in all
+constexpr auto QUIET = 10ms;      // fd 3 is done with stale output after this much silence
+constexpr auto MAX_DISCARD = 1s;  // ... or after this long in all
 const char NEWLINE = '\n';
 
 // The request as one line: a body without newlines goes as is (moved, not copied).
@@ -99,9 +99,10 @@ void activation_engine::attach() {
     output_.assign(action_->output_fd());
     if (action_->exit_fd() >= 0) {
         exit_.assign(action_->exit_fd());
-        exit_.async_wait(asio::posix::descriptor_base::wait_read,
-                         [self = shared_from_this(), generation = generation_](
-                             const boost::system::error_code& ec) { self->on_exit(generation, ec); });
+        exit_.async_wait(
+            asio::posix::descriptor_base::wait_read,
+            [self = shared_from_this(), generation = generation_](
+                const boost::system::error_code& ec) { self->on_exit(generation, ec); });
     }
 }
 
@@ -132,9 +133,8 @@ void activation_engine::flush() {
     if (phase_ != phase::ready) return;
     while (!waiting_.empty()) {
         activation& next = *waiting_.front();
-        if (!in_flight_.empty() &&
-            (broken_ || in_flight_bytes_ + next.size() > window_ ||
-             in_flight_.size() >= max_depth_)) {
+        if (!in_flight_.empty() && (broken_ || in_flight_bytes_ + next.size() > window_ ||
+                                    in_flight_.size() >= max_depth_)) {
             break;
         }
         if (in_flight_.empty()) {
@@ -179,8 +179,8 @@ void activation_engine::write_pending() {
         if (n < 0 && errno == EAGAIN) {
             write_waiting_ = true;
             stdin_.async_wait(asio::posix::descriptor_base::wait_write,
-                              [self = shared_from_this(), generation = generation_](
-                                  const boost::system::error_code& ec) {
+                              [self = shared_from_this(),
+                               generation = generation_](const boost::system::error_code& ec) {
                                   if (ec || generation != self->generation_) return;
                                   self->write_waiting_ = false;
                                   self->write_pending();
@@ -240,10 +240,8 @@ void activation_engine::read_output() {
     reading_ = true;
     output_.async_read_some(
         asio::buffer(read_buffer_),
-        [self = shared_from_this(), token = ++read_token_](const boost::system::error_code& ec,
-                                                            size_t n) {
-            self->on_read(token, ec, n);
-        });
+        [self = shared_from_this(), token = ++read_token_](
+            const boost::system::error_code& ec, size_t n) { self->on_read(token, ec, n); });
 }
 
 void activation_engine::on_read(std::uint64_t token, const boost::system::error_code& ec,
