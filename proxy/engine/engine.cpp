@@ -72,7 +72,14 @@ void activation_engine::submit(std::string body, clock::time_point deadline, com
     next->deadline = deadline;
     next->done = std::move(done);
     waiting_.push_back(std::move(next));
-    flush();
+    // Written once the loop has run the handlers ready now: the requests that arrived together
+    // go out in one writev, and wake the action once (it reads them in one read).
+    if (flush_posted_) return;
+    flush_posted_ = true;
+    asio::post(loop_, [self = shared_from_this()] {
+        self->flush_posted_ = false;
+        self->flush();
+    });
 }
 
 void activation_engine::retire() {
@@ -138,7 +145,9 @@ void activation_engine::flush() {
             break;
         }
         if (in_flight_.empty()) {
-            if (action_->exited() || broken_) {  // exited() first: it collects the status
+            // The pidfd watch sets broken_ when the process exits (without a pidfd: ask).
+            if (broken_ || (!exit_.is_open() && action_->exited())) {
+                action_->exited();  // collects its exit status, for the log line
                 begin_restart("the action process is gone (" + action_->describe_exit() + ")",
                               false);
                 return;

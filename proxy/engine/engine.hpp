@@ -152,6 +152,7 @@ private:
     bool reading_ = false;        // an async read of fd 3 is pending
     bool write_waiting_ = false;  // waiting for room in stdin
     bool output_eof_ = false;
+    bool flush_posted_ = false;     // a flush is queued on the loop
     std::uint64_t generation_ = 0;  // one per attached process: older handlers do nothing
     std::uint64_t read_token_ = 0;  // one per read: a cancelled read's handler does nothing
     const activation* deadline_of_ = nullptr;  // whose deadline the timer is set for

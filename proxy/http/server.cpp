@@ -97,8 +97,10 @@ bool serve_http(action_proxy& proxy, const std::string& host, int port, const se
     asio::thread_pool workers(std::max<size_t>(proxy.config().threads, 1));
     proxy.attach(io, workers);
     if (!bind_listener(acceptor, host, port)) return false;
+    connection_timeouts timeouts(io);
     server_context context{proxy,     workers,     proxy.config().max_body_bytes,
-                           ops.drain, ops.metrics, ops.knative};
+                           ops.drain, ops.metrics, ops.knative,
+                           timeouts};
     listener accepting(io, acceptor, context);
     accepting.accept();
     for (;;) {

@@ -29,7 +29,7 @@ void session::read_header() {
     parser_.emplace();
     parser_->header_limit(HEADER_LIMIT);
     parser_->body_limit(context_.max_body_bytes);
-    stream_.expires_after(IDLE_TIMEOUT);
+    connection_timeouts::expires_after(timeout_, IDLE_TIMEOUT);
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](error_code ec, size_t) { self->on_header(ec); });
@@ -48,7 +48,7 @@ void session::on_header(error_code ec) {
         return;
     }
     if (boost::beast::iequals(request[http::field::expect], "100-continue")) {
-        stream_.expires_after(IO_TIMEOUT);
+        connection_timeouts::expires_after(timeout_, IO_TIMEOUT);
         asio::async_write(stream_, asio::buffer(CONTINUE, std::char_traits<char>::length(CONTINUE)),
                           [self = shared_from_this()](error_code write_ec, size_t) {
                               if (!write_ec) self->read_body();
@@ -59,7 +59,7 @@ void session::on_header(error_code ec) {
 }
 
 void session::read_body() {
-    stream_.expires_after(IO_TIMEOUT);
+    connection_timeouts::expires_after(timeout_, IO_TIMEOUT);
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](error_code ec, size_t) { self->on_body(ec); });
 }
@@ -87,8 +87,8 @@ bool session::answer_read_error(error_code ec) {
                       ec == http::error::end_of_stream || ec == http::error::partial_message;
     if (gone) {
         error_code ignored;
-        stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-        stream_.close();
+        stream_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+        stream_.close(ignored);
         return false;
     }
     keep_alive_ = false;
@@ -97,7 +97,7 @@ bool session::answer_read_error(error_code ec) {
 }
 
 void session::dispatch() {
-    stream_.expires_never();
+    connection_timeouts::expires_never(timeout_);
     const auto target = parser_->get().target();
     const route which = route_of(std::string_view(target.data(), target.size()));
     if (which == route::health) {  // in both modes: probes do not depend on the platform
@@ -210,7 +210,7 @@ void session::respond(int status, std::string body, bool json, bool close) {
 }
 
 void session::write_response(bool close) {
-    stream_.expires_after(IO_TIMEOUT);
+    connection_timeouts::expires_after(timeout_, IO_TIMEOUT);
     http::async_write(
         stream_, response_,
         [self = shared_from_this(), close](error_code ec, size_t) { self->on_written(ec, close); });
@@ -219,7 +219,8 @@ void session::write_response(bool close) {
 void session::on_written(error_code ec, bool close) {
     ticket_.reset();  // the activation is over: a drain may end now
     if (ec) {
-        stream_.close();
+        error_code ignored;
+        stream_.close(ignored);
         return;
     }
     if (close) {
@@ -228,8 +229,8 @@ void session::on_written(error_code ec, bool close) {
     }
     if (!keep_alive_) {
         error_code ignored;
-        stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-        stream_.close();
+        stream_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+        stream_.close(ignored);
         return;
     }
     read_header();
@@ -240,7 +241,7 @@ void session::on_written(error_code ec, bool close) {
 // reset the connection before the client has read the answer.
 void session::drain_and_close() {
     error_code ignored;
-    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+    stream_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
     struct drain {
         std::shared_ptr<session> self;
         std::shared_ptr<std::array<char, 16384>> scratch;
@@ -248,13 +249,14 @@ void session::drain_and_close() {
         void operator()(error_code ec, size_t n) {
             dropped += n;
             if (ec || dropped > DRAIN_LIMIT) {
-                self->stream_.close();
+                error_code ignored;
+                self->stream_.close(ignored);
                 return;
             }
             self->stream_.async_read_some(asio::buffer(*scratch), std::move(*this));
         }
     };
-    stream_.expires_after(std::chrono::seconds(5));
+    connection_timeouts::expires_after(timeout_, std::chrono::seconds(5));
     drain{shared_from_this(), std::make_shared<std::array<char, 16384>>()}(error_code{}, 0);
 }
 

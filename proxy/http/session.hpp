@@ -20,6 +20,7 @@
 #include "handler.hpp"
 #include "metrics.hpp"
 #include "shutdown.hpp"
+#include "timeouts.hpp"
 
 namespace actionloop {
 
@@ -31,12 +32,16 @@ struct server_context {
     drain_state& drain;                   // in-flight count; 503 while draining
     activation_metrics& metrics;          // counted when an answer is ready
     knative::handler* knative = nullptr;  // single-entrypoint mode: every request goes there
+    connection_timeouts& timeouts;        // every connection's deadline
 };
 
 class session : public std::enable_shared_from_this<session> {
 public:
     session(boost::asio::ip::tcp::socket socket, server_context& context)
-        : stream_(std::move(socket)), context_(context) {}
+        : stream_(std::move(socket)), context_(context), timeout_(context.timeouts.add(stream_)) {}
+    ~session() { context_.timeouts.remove(timeout_); }
+    session(const session&) = delete;
+    session& operator=(const session&) = delete;
 
     void start() { read_header(); }
 
@@ -58,7 +63,7 @@ private:
     void on_written(error_code ec, bool close);
     void drain_and_close();
 
-    boost::beast::tcp_stream stream_;
+    boost::asio::ip::tcp::socket stream_;
     boost::beast::flat_buffer buffer_;  // reused across the connection's requests
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
     boost::beast::http::response<boost::beast::http::string_body> response_;
@@ -66,6 +71,7 @@ private:
     bool keep_alive_ = true;
     std::optional<in_flight_ticket> ticket_;  // an /init or /run until its answer is written
     server_context& context_;
+    connection_timeouts::handle timeout_;
 };
 
 }  // namespace actionloop
