@@ -411,16 +411,19 @@ void activation_engine::end_discard() {
 void activation_engine::begin_restart(std::string why, bool stale) {
     detach();
     phase_ = phase::restarting;
-    asio::post(blocking_, [self = shared_from_this(), why = std::move(why), stale] {
+    asio::post(blocking_, [self = shared_from_this(), why = std::move(why), stale]() mutable {
         bool started = true;
         std::string error;
         try {
             self->action_->restart(why);
-        } catch (const start_error& e) {
+        } catch (const std::exception& e) {  // start_error, or no pipes/processes left
             started = false;
             error = e.what();
         }
-        asio::post(self->loop_, [self, started, error = std::move(error), stale] {
+        // The reference goes back with the result: the engine is only ever destroyed on the
+        // loop (what it holds, the /runs' callbacks, belongs there).
+        auto& loop = self->loop_;
+        asio::post(loop, [self = std::move(self), started, error = std::move(error), stale] {
             self->restart_done(started, error, stale);
         });
     });
@@ -444,7 +447,6 @@ void activation_engine::restart_done(bool started, const std::string& error, boo
                 complete(std::move(first), {executor::outcome::exited, {}, error}, false);
             }
         }
-        ++generation_;  // no pipes attached: flush() only restarts
     }
     if (waiting_.empty()) {
         stop_if_retired();

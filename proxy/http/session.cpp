@@ -131,14 +131,18 @@ void session::dispatch() {
     }
     // /init blocks (extraction, the compiler, the action's start): on a worker.
     context_.proxy.init_started();
-    asio::post(context_.workers, [self = shared_from_this(), started, body = std::move(body)]() {
-        http_answer answer = answer_for(self->context_.proxy, route::init, body);
-        asio::post(self->stream_.get_executor(),
-                   [self, started, size = body.size(), answer = std::move(answer)]() mutable {
-                       self->context_.proxy.init_finished();
-                       self->answer_ready(route::init, started, size, std::move(answer));
-                   });
-    });
+    // The worker hands its reference to the loop (moved, not copied): a session ends on the
+    // loop's thread, whose connection list it leaves.
+    asio::post(
+        context_.workers, [self = shared_from_this(), started, body = std::move(body)]() mutable {
+            http_answer answer = answer_for(self->context_.proxy, route::init, body);
+            auto& loop = self->stream_;
+            asio::post(loop.get_executor(), [self = std::move(self), started, size = body.size(),
+                                             answer = std::move(answer)]() mutable {
+                self->context_.proxy.init_finished();
+                self->answer_ready(route::init, started, size, std::move(answer));
+            });
+        });
 }
 
 // An /init or /run answer, on the io thread: counted, then written.
@@ -170,10 +174,11 @@ void session::dispatch_knative() {
     ticket_.emplace(context_.drain);
     const auto started = std::chrono::steady_clock::now();
     asio::post(context_.workers, [self = shared_from_this(), request = std::move(request), head,
-                                  started, request_bytes]() {
+                                  started, request_bytes]() mutable {
         knative::response answer = self->context_.knative->handle(request);
-        asio::post(self->stream_.get_executor(), [self, answer = std::move(answer), head, started,
-                                                  request_bytes]() mutable {
+        auto& loop = self->stream_;
+        asio::post(loop.get_executor(), [self = std::move(self), answer = std::move(answer), head,
+                                         started, request_bytes]() mutable {
             // Counted as a /run: one request is one activation (its init included).
             self->context_.metrics.record(true, answer.status, answer.body, request_bytes,
                                           std::chrono::steady_clock::now() - started);

@@ -33,9 +33,7 @@ public:
     static void expires_after(handle connection, clock::duration after) {
         connection->expires = clock::now() + after;
     }
-    static void expires_never(handle connection) {
-        connection->expires = clock::time_point::max();
-    }
+    static void expires_never(handle connection) { connection->expires = clock::time_point::max(); }
 
 private:
     void sweep();
