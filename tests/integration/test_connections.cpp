@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -219,9 +220,14 @@ TEST_CASE("connections: a slow /init does not hold up other connections") {
         CHECK(other.status == 200);
     }
     CHECK_FALSE(init_done.load());  // still compiling
+    // A /run sent meanwhile waits for the /init (as upstream's lock makes it) and is served
+    // by the action it starts.
+    auto early = std::async(std::launch::async, [&] { return proxy.run_raw(body_of(0)); });
+    CHECK(early.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout);
     write_file(flag, "");
     initializing.join();
     CHECK_REPLY(init, 200, OK_BODY);
+    CHECK_REPLY(early.get(), 200, body_of(0) + "\n");
     CHECK_REPLY(proxy.run_raw(body_of(1)), 200, body_of(1) + "\n");
 }
 

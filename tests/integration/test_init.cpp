@@ -3,8 +3,12 @@
 // action/N directories.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <future>
 
 #include "archive_builder.hpp"
 #include "expectations.hpp"
@@ -295,4 +299,29 @@ TEST_CASE("debug: -debug allows re-init; new code serves, a failed re-init keeps
     CHECK(proxy.init(NOT_EXECUTABLE).status == 502);
     CHECK_REPLY(proxy.run(json{{"name", "Again"}}), 200, "{\"second\":\"Hello, Again\"}\n");
     CHECK(std::filesystem::exists(proxy.cwd() / "action/3"));  // -debug keeps failed dirs
+}
+
+// The action a re-init replaces serves what was sent to it before, then stops; the /runs sent
+// after the re-init's answer go to the new one.
+TEST_CASE("debug: a re-init while a run is in flight: the old action answers it, then stops") {
+    proxy_process proxy(with_env({}, {"-debug"}));
+    const std::string gate = (proxy.root() / "gate").string();
+    REQUIRE(::mkfifo(gate.c_str(), 0600) == 0);
+    REQUIRE(proxy.init(fixture_text("gate.sh")).status == 200);
+    const std::vector<pid_t> first = proxy.children();
+    auto in_flight = std::async(std::launch::async, [&] {
+        return proxy.run(json{{"gate", gate}, {"n", 1}});
+    });
+    REQUIRE(wait_until([&] { return std::filesystem::exists(gate + ".started"); },
+                       std::chrono::seconds(10)));
+    const std::string second = replace_all(fixture_text("hello.sh"), "${main}", "second");
+    CHECK_REPLY(proxy.init(second), 200, OK_BODY);
+    CHECK_REPLY(proxy.run(json{{"name", "Demo"}}), 200, "{\"second\":\"Hello, Demo\"}\n");
+    CHECK(in_flight.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout);
+    std::ofstream(gate) << "go\n";
+    CHECK_REPLY(in_flight.get(), 200, json{{"gate", gate}, {"n", 1}}.dump() + "\n");
+    for (pid_t old : first) {
+        CHECK(wait_until([old] { return !process_alive(old); }, std::chrono::seconds(5)));
+    }
+    CHECK_REPLY(proxy.run(json{{"name", "Again"}}), 200, "{\"second\":\"Hello, Again\"}\n");
 }
