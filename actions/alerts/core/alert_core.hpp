@@ -70,7 +70,9 @@ public:
     void export_device(std::uint32_t device, record_sink& sink) const;
     void export_cooldown(std::uint64_t key, record_sink& sink) const;
     void export_all(record_sink& sink) const;
-    void restore_device(const device_record& r);
+    /// Returns the device's index, or string_interner::npos when the record was skipped (its
+    /// account left the config).
+    std::uint32_t restore_device(const device_record& r);
     void restore_cooldown(const cooldown_record& r);
     void restore_id(std::uint64_t id_hash);
 
@@ -81,6 +83,9 @@ public:
     void forget(const std::vector<std::uint32_t>& devices);
     /// The cooldowns of one device (for a store that keeps them in the device's record).
     void export_cooldowns_of(std::uint32_t device, record_sink& sink) const;
+    /// Appends the distinct devices the last process() resolved from its batch (what a store
+    /// that forgets devices between batches must forget, with those it restored).
+    void batch_devices(std::vector<std::uint32_t>& out) const;
     /// The device a changed cooldown (a key of changes().cooldowns) belongs to.
     std::uint32_t cooldown_device(std::uint64_t key) const;
 

@@ -6,7 +6,7 @@
 //     by `now` (a second round trip fetches the records of due devices outside the batch, if
 //     any);
 //  2. lets the core decide, exactly as with the in-process state;
-//  3. commits in one Lua script: every record the core changed is written only if its stored
+//  3. commits in one Lua script (EVALSHA; loaded on each connection along with its first read): every record the core changed is written only if its stored
 //     text is still the one read (compare-and-set), with its due time in the sorted set and the
 //     ids of effective events with a TTL — all or nothing. When another container changed one
 //     of those devices in between, nothing is written and the batch is decided again on fresh
@@ -57,10 +57,16 @@ public:
     std::uint64_t round_trips() const { return client_.round_trips(); }
 
 private:
+    struct batch_device {
+        std::string_view account, device;  // into the batch, or into extra_keys_
+        std::uint64_t hash = 0;            // alert_core::device_key_hash
+    };
+
     void collect_keys(const std::vector<etag>& batch);
+    std::size_t find_or_add(std::string_view account, std::string_view device, std::uint64_t h);
     void read_reconnecting(alert_core& core, double now);
     void read(alert_core& core, double now);
-    void restore(alert_core& core, std::string_view key, const redisReply* value);
+    void restore(alert_core& core, const batch_device& d, const redisReply* value);
     void remember_touched(const alert_core& core);
     bool commit_changes(const alert_core& core, batch_result& result);
 
@@ -69,14 +75,26 @@ private:
     redis_store_counters counters_;
     std::string due_key_;
     std::string devices_key_;
+    std::string script_sha_;                // of REDIS_COMMIT_SCRIPT, from SCRIPT LOAD
+    std::uint64_t script_connection_ = 0;   // the connection it was loaded on
 
-    // Per batch.
-    std::vector<std::string> keys_;  // device keys: the batch's, then due ones outside it
-    std::size_t batch_keys_ = 0;
-    std::unordered_map<std::string, std::string> read_;  // key -> record text as read
-    std::vector<std::string> id_keys_;
+    // Per batch. Commands are written in the protocol's form into reused buffers, replies kept
+    // until the commit (the records as read are views into them): no string per key.
+    std::vector<batch_device> devices_;  // the batch's distinct devices, then due ones outside it
+    std::size_t batch_devices_ = 0;
+    std::vector<std::uint32_t> table_;   // open addressing over devices_: index + 1, 0 = empty
+    std::string device_args_;            // RESP arguments: the batch's device keys
+    std::string id_args_;                // RESP arguments: the id keys
+    std::size_t id_count_ = 0;
+    std::string head_;                   // a command's RESP header
+    std::string command_;                // the commit's arguments
     std::vector<std::uint64_t> id_hashes_;
+    std::vector<std::string> extra_keys_;  // due device keys outside the batch
+    std::vector<redis_reply> held_;        // the replies the records as read point into
+    std::unordered_map<std::uint32_t, std::string_view> read_;  // device index -> record as read
     std::vector<std::uint32_t> touched_;  // device indices to forget before the next batch
+    std::vector<std::uint32_t> commit_devices_;
+    std::string record_;
     std::uint64_t read_pending_ = 0;
     std::uint64_t read_devices_ = 0;
 };
