@@ -140,10 +140,13 @@ int main(int argc, char** argv) {
     const figures red = run(o, cfg, store);
     print("redis", red);
     const auto& c = store.counters();
-    std::printf("redis round_trips_per_batch %.3f commits_per_batch %.3f conflicts %llu\n",
+    std::printf("redis round_trips_per_batch %.3f commits_per_batch %.3f conflicts %llu "
+                "skipped_reads_per_batch %.1f log_resets %llu\n",
                 static_cast<double>(store.round_trips()) / static_cast<double>(c.batches),
                 static_cast<double>(c.commits) / static_cast<double>(c.batches),
-                static_cast<unsigned long long>(c.conflicts));
+                static_cast<unsigned long long>(c.conflicts),
+                static_cast<double>(c.skipped) / static_cast<double>(c.batches),
+                static_cast<unsigned long long>(c.log_resets));
     if (o.memory && mem.notifications != red.notifications) {
         std::printf("MISMATCH: memory sent %zu notifications, redis %zu\n", mem.notifications,
                     red.notifications);

@@ -60,6 +60,9 @@ public:
     const device_config* device_cfg(std::uint32_t device) const;
     const device_slot& slot(std::uint32_t device) const { return slots_[device]; }
     std::uint32_t find_device(std::string_view account, std::string_view device) const;
+    /// The same when the caller has device_key_hash(account, device) already.
+    std::uint32_t find_device(std::string_view account, std::string_view device,
+                              std::uint64_t device_key_hash) const;
 
     std::size_t device_count() const { return slots_.size(); }
     std::size_t pending() const { return pending_; }

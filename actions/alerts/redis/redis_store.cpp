@@ -94,17 +94,24 @@ redis_store::redis_store(redis_store_options options)
     : options_(std::move(options)),
       client_(options_.url, options_.timeout),
       due_key_(options_.prefix + "due"),
-      devices_key_(options_.prefix + "devices") {}
+      devices_key_(options_.prefix + "devices"),
+      log_key_(options_.prefix + "created"),
+      log_length_(std::to_string(options_.log_length)) {}
 
 batch_result redis_store::process(alert_core& core, const std::vector<etag>& batch, double now) {
     ++counters_.batches;
     try {
-        collect_keys(batch);
+        if (core.config() != known_config_) {
+            reset_knowledge();
+            known_config_ = core.config();
+        }
+        collect_keys(core, batch);
         for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
             core.forget(touched_);
             touched_.clear();
             read_reconnecting(core, now);
             batch_result result = core.process(batch, now);
+            mark_unread_absent(core);
             remember_touched(core);
             if (options_.before_commit) options_.before_commit();
             if (commit_changes(core, result)) {
@@ -120,6 +127,7 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
         ++counters_.failures;
         client_.disconnect();
         held_.clear();
+        reset_knowledge();       // what the log vouched for is not trusted after a failure
         remember_touched(core);  // whatever was restored is forgotten before the next batch
         std::cerr << "alerts: state store failed, the activation answers an error and stored "
                      "nothing: "
@@ -134,7 +142,7 @@ std::size_t redis_store::find_or_add(std::string_view account, std::string_view 
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
         const std::uint32_t slot = table_[i];
         if (slot == 0) {
-            devices_.push_back({account, device, h});
+            devices_.push_back({account, device, h, string_interner::npos});
             table_[i] = static_cast<std::uint32_t>(devices_.size());
             return devices_.size() - 1;
         }
@@ -143,9 +151,8 @@ std::size_t redis_store::find_or_add(std::string_view account, std::string_view 
     }
 }
 
-void redis_store::collect_keys(const std::vector<etag>& batch) {
+void redis_store::collect_keys(const alert_core& core, const std::vector<etag>& batch) {
     devices_.clear();
-    device_args_.clear();
     id_args_.clear();
     id_count_ = 0;
     id_hashes_.clear();
@@ -156,8 +163,8 @@ void redis_store::collect_keys(const std::vector<etag>& batch) {
     for (const etag& e : batch) {
         const std::uint64_t h = alert_core::device_key_hash(e.account, e.device);
         const std::size_t before = devices_.size();
-        find_or_add(e.account, e.device, h);
-        if (devices_.size() > before) resp_device_key(device_args_, options_.prefix, e.account, e.device);
+        const std::size_t at = find_or_add(e.account, e.device, h);
+        if (devices_.size() > before) devices_[at].index = core.find_device(e.account, e.device, h);
         // Heartbeats (most of the stream) are not looked up in the shared window: one that
         // changed its device set the device's stale horizon and last id, which catch its
         // re-delivery (stale, or same time and id); one that changed nothing changes nothing.
@@ -172,6 +179,99 @@ void redis_store::collect_keys(const std::vector<etag>& batch) {
     batch_devices_ = devices_.size();
 }
 
+void redis_store::reset_knowledge() {
+    std::fill(known_.begin(), known_.end(), UNKNOWN);
+    log_valid_ = false;
+}
+
+void redis_store::mark(std::uint32_t index, std::uint8_t what) {
+    if (index == string_interner::npos) return;
+    if (index >= known_.size()) known_.resize(std::max<std::size_t>(index + 1, known_.size() * 2), UNKNOWN);
+    known_[index] = what;
+}
+
+// Devices without a record. Most of a fleet never changes (same-state heartbeats), so has no
+// record, and reading their absent keys was most of each batch's read. A process remembers the
+// devices it found without a record, and skips them, as long as the creations log (every
+// commit that creates records appends their keys, with the device counter after it: n, and
+// how many it created: c) shows that none of them got one since. Each read pipelines, before
+// the device MGET, GET of the counter (at T0) and XRANGE of the log after the last entry
+// followed (at T1). The log vouches for the skipped devices when its entries chain (each
+// entry's n - c is the previous n) from the counter as of the last position, and the counter
+// at T0 is no more than the last n: then every record created before T0 is named in an entry,
+// and a skipped device not named had no record at T0 — its state as of T0, as valid for the
+// core as the others' as of the MGET, since every device is decided on its own record and a
+// write is a compare-and-set on it. A device the log names is read (a second trip, rarely).
+// When the log cannot vouch (a gap: trimmed past the position, a record created by a writer
+// that does not log, a counter that went back), everything is forgotten and the skipped
+// devices are read too. Returns whether the knowledge holds.
+bool redis_store::follow_log(const alert_core& core, const redisReply* entries,
+                             std::uint64_t devices_now) {
+    if (entries->type != REDIS_REPLY_ARRAY) throw redis_error("redis: unexpected reply to XRANGE");
+    std::uint64_t total = log_valid_ ? log_total_ : 0;
+    bool chained = log_valid_;
+    bool any = false;
+    std::string_view last_id;
+    for (std::size_t e = 0; e < entries->elements; ++e) {
+        const redisReply* entry = entries->element[e];
+        if (!entry || entry->type != REDIS_REPLY_ARRAY || entry->elements != 2 ||
+            !entry->element[0] || entry->element[0]->type != REDIS_REPLY_STRING || !entry->element[1] ||
+            entry->element[1]->type != REDIS_REPLY_ARRAY) {
+            throw redis_error("redis: unexpected entry in the creations log");
+        }
+        last_id = std::string_view(entry->element[0]->str, entry->element[0]->len);
+        const redisReply* fields = entry->element[1];
+        std::uint64_t n = 0, c = 0;
+        for (std::size_t f = 0; f + 1 < fields->elements; f += 2) {
+            const redisReply* name = fields->element[f];
+            const redisReply* value = fields->element[f + 1];
+            if (!name || !value || name->type != REDIS_REPLY_STRING || value->type != REDIS_REPLY_STRING) {
+                throw redis_error("redis: unexpected entry in the creations log");
+            }
+            const std::string_view field(name->str, name->len);
+            const std::string_view text(value->str, value->len);
+            if (field == "n") {
+                std::from_chars(text.data(), text.data() + text.size(), n);
+            } else if (field == "c") {
+                std::from_chars(text.data(), text.data() + text.size(), c);
+            } else if (field == "k") {
+                std::string_view account, device;
+                if (parse_redis_device_key(options_.prefix, text, account, device)) {
+                    mark(core.find_device(account, device), PRESENT);
+                }
+            }
+        }
+        if (n < c || n - c != total) chained = false;
+        total = n;
+        any = true;
+    }
+    // A log read with XREVRANGE (no position yet) gives the latest entry only: a start.
+    const bool full = log_valid_ && entries->elements < LOG_READ_MAX;
+    if (!last_id.empty()) log_id_.assign(last_id);
+    if (log_id_.empty()) log_id_ = "0-0";
+    if (chained && full && devices_now <= total && devices_now >= log_total_) {
+        log_total_ = total;
+        return true;
+    }
+    // Start again from here: the devices read from now on are known as of this position (the
+    // latest entry at T1; the counter as of it, or at T0 if higher: records created unlogged).
+    if (log_valid_) ++counters_.log_resets;
+    reset_knowledge();
+    log_total_ = any ? std::max(total, devices_now) : devices_now;
+    log_valid_ = entries->elements < LOG_READ_MAX;  // else: no start yet, XREVRANGE next time
+    return false;
+}
+
+void redis_store::mark_unread_absent(const alert_core& core) {
+    // Devices read without a record that the core had not seen: known now, after process().
+    if (!mark_absent_) return;
+    for (std::uint32_t i : nil_unknown_) {
+        const batch_device& d = devices_[i];
+        mark(core.find_device(d.account, d.device, d.hash), ABSENT);
+    }
+    nil_unknown_.clear();
+}
+
 void redis_store::read_reconnecting(alert_core& core, double now) {
     const bool reused = client_.connected();
     try {
@@ -182,6 +282,7 @@ void redis_store::read_reconnecting(alert_core& core, double now) {
         // an idle time-out): reads change nothing, so read once more on a fresh connection.
         client_.disconnect();
         held_.clear();
+        reset_knowledge();
         remember_touched(core);
         core.forget(touched_);
         touched_.clear();
@@ -192,6 +293,7 @@ void redis_store::read_reconnecting(alert_core& core, double now) {
 void redis_store::read(alert_core& core, double now) {
     read_.clear();
     held_.clear();
+    nil_unknown_.clear();
     // Due devices of an earlier attempt: looked up again below (a rare case: rebuild the
     // table over the batch's devices).
     if (devices_.size() > batch_devices_) {
@@ -199,10 +301,25 @@ void redis_store::read(alert_core& core, double now) {
         std::fill(table_.begin(), table_.end(), 0);
         const std::vector<batch_device> batch = std::move(devices_);
         devices_.clear();
-        for (const batch_device& d : batch) find_or_add(d.account, d.device, d.hash);
+        for (const batch_device& d : batch) {
+            devices_[find_or_add(d.account, d.device, d.hash)].index = d.index;
+        }
     }
-    devices_.resize(batch_devices_);
     extra_keys_.clear();
+
+    // The batch's devices to read: all but those known to have no record.
+    read_list_.clear();
+    skipped_.clear();
+    device_args_.clear();
+    for (std::uint32_t i = 0; i < batch_devices_; ++i) {
+        const batch_device& d = devices_[i];
+        if (log_valid_ && d.index < known_.size() && known_[d.index] == ABSENT) {
+            skipped_.push_back(i);
+            continue;
+        }
+        read_list_.push_back(i);
+        resp_device_key(device_args_, options_.prefix, d.account, d.device);
+    }
 
     client_.ensure_connected();
     std::size_t queued = 0;
@@ -211,8 +328,17 @@ void redis_store::read(alert_core& core, double now) {
         client_.append({"SCRIPT", "LOAD", REDIS_COMMIT_SCRIPT});
         ++queued;
     }
-    if (batch_devices_ > 0) {
-        resp_head(head_, batch_devices_ + 1, "MGET");
+    client_.append({"GET", devices_key_});  // T0, then the log at T1 (follow_log)
+    std::string from = "(" + log_id_;
+    const std::string count = std::to_string(LOG_READ_MAX);
+    if (log_valid_) {
+        client_.append({"XRANGE", log_key_, from, "+", "COUNT", count});
+    } else {
+        client_.append({"XREVRANGE", log_key_, "+", "-", "COUNT", "1"});
+    }
+    queued += 2;
+    if (!read_list_.empty()) {
+        resp_head(head_, read_list_.size() + 1, "MGET");
         client_.append_resp({head_, device_args_});
         ++queued;
     }
@@ -225,8 +351,7 @@ void redis_store::read(alert_core& core, double now) {
     append_redis_number(max, now);
     client_.append({"ZRANGEBYSCORE", due_key_, "-inf", max});
     client_.append({"ZCARD", due_key_});
-    client_.append({"GET", devices_key_});
-    held_ = client_.replies(queued + 3);
+    held_ = client_.replies(queued + 2);
 
     std::size_t next = 0;
     if (load_script) {
@@ -235,10 +360,26 @@ void redis_store::read(alert_core& core, double now) {
         script_sha_.assign(sha->str, sha->len);
         script_connection_ = client_.connection_count();
     }
-    if (batch_devices_ > 0) {
+    read_devices_ = integer_of(held_[next++].get());
+    const bool knowledge_held = follow_log(core, held_[next++].get(), read_devices_);
+    mark_absent_ = log_valid_;
+    counters_.skipped += skipped_.size();
+    if (!read_list_.empty()) {
         const redisReply* values = held_[next++].get();
-        expect_array(values, batch_devices_, "MGET");
-        for (std::size_t i = 0; i < batch_devices_; ++i) restore(core, devices_[i], values->element[i]);
+        expect_array(values, read_list_.size(), "MGET");
+        for (std::size_t j = 0; j < read_list_.size(); ++j) {
+            const std::uint32_t i = read_list_[j];
+            const redisReply* value = values->element[j];
+            if (value && value->type == REDIS_REPLY_STRING) {
+                restore(core, devices_[i], value);
+            } else if (mark_absent_) {
+                if (devices_[i].index != string_interner::npos) {
+                    mark(devices_[i].index, ABSENT);
+                } else {
+                    nil_unknown_.push_back(i);
+                }
+            }
+        }
     }
     if (id_count_ > 0) {
         const redisReply* flags = held_[next++].get();
@@ -251,9 +392,15 @@ void redis_store::read(alert_core& core, double now) {
     const redisReply* due = held_[next++].get();
     if (due->type != REDIS_REPLY_ARRAY) throw redis_error("redis: unexpected reply to ZRANGE");
     read_pending_ = integer_of(held_[next++].get());
-    read_devices_ = integer_of(held_[next++].get());
 
-    // Due holds of devices outside the batch: a second round trip, only when there are some.
+    // A second round trip, only when needed: skipped devices the log named (or all of them,
+    // when it could not vouch), and due holds of devices outside the batch.
+    second_.clear();
+    for (std::uint32_t i : skipped_) {
+        const std::uint32_t index = devices_[i].index;
+        if (!knowledge_held || known_[index] != ABSENT) second_.push_back(i);
+    }
+    counters_.skipped -= second_.size();
     extra_keys_.reserve(due->elements);  // devices_ views into these strings: no reallocation
     for (std::size_t i = 0; i < due->elements; ++i) {
         const redisReply* member = due->element[i];
@@ -270,23 +417,41 @@ void redis_store::read(alert_core& core, double now) {
             table_.assign(table_.size() * 2, 0);
             const std::vector<batch_device> all = std::move(devices_);
             devices_.clear();
-            for (const batch_device& d : all) find_or_add(d.account, d.device, d.hash);
+            for (const batch_device& d : all) devices_[find_or_add(d.account, d.device, d.hash)].index = d.index;
         }
         const std::size_t before = devices_.size();
         const std::size_t at = find_or_add(account, device, h);
-        if (devices_.size() == before) continue;  // in the batch
+        // In the batch: read already (or known without a record as of T0, as a device read
+        // without one by the MGET is as of that read: a hold due since is matured later).
+        if (devices_.size() == before) continue;
         extra_keys_.emplace_back(key);
         parse_redis_device_key(options_.prefix, extra_keys_.back(), devices_[at].account,
                                devices_[at].device);
+        second_.push_back(static_cast<std::uint32_t>(at));
     }
-    if (extra_keys_.empty()) return;
+    if (second_.empty()) return;
     std::vector<std::string_view> args{"MGET"};
-    args.insert(args.end(), extra_keys_.begin(), extra_keys_.end());
+    std::vector<std::string> keys;
+    keys.reserve(second_.size());
+    for (std::uint32_t i : second_) {
+        keys.push_back(redis_device_key(options_.prefix, devices_[i].account, devices_[i].device));
+    }
+    args.insert(args.end(), keys.begin(), keys.end());
     client_.append(args);
     std::vector<redis_reply> values = client_.replies(1);
-    expect_array(values[0].get(), extra_keys_.size(), "MGET");
-    for (std::size_t i = batch_devices_; i < devices_.size(); ++i) {
-        restore(core, devices_[i], values[0]->element[i - batch_devices_]);
+    expect_array(values[0].get(), second_.size(), "MGET");
+    for (std::size_t j = 0; j < second_.size(); ++j) {
+        const std::uint32_t i = second_[j];
+        const redisReply* value = values[0]->element[j];
+        if (value && value->type == REDIS_REPLY_STRING) {
+            restore(core, devices_[i], value);
+        } else if (mark_absent_ && i < batch_devices_) {
+            if (devices_[i].index != string_interner::npos) {
+                mark(devices_[i].index, ABSENT);
+            } else {
+                nil_unknown_.push_back(i);
+            }
+        }
     }
     held_.push_back(std::move(values[0]));
 }
@@ -301,6 +466,7 @@ void redis_store::restore(alert_core& core, const batch_device& d, const redisRe
     }
     if (restorer.device == string_interner::npos) return;  // its account left the config
     touched_.push_back(restorer.device);
+    mark(restorer.device, PRESENT);
     read_.emplace(restorer.device, text);
 }
 
@@ -327,14 +493,16 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         result.stats.devices = read_devices_;
         return true;
     }
-    // KEYS: the due set, the counter, the device keys, the id keys; ARGV: n, the TTL, then per
-    // device the record as read, the new one and the due time (redis_scripts.hpp).
+    // KEYS: the due set, the counter, the creations log, the device keys, the id keys; ARGV: n,
+    // the TTL, the log's length, then per device the record as read, the new one and the due
+    // time (redis_scripts.hpp).
     const std::size_t n = devices.size();
-    const std::size_t numkeys = 2 + n + changes.ids.size();
+    const std::size_t numkeys = 3 + n + changes.ids.size();
     command_.clear();
     resp_arg(command_, std::to_string(numkeys));
     resp_arg(command_, due_key_);
     resp_arg(command_, devices_key_);
+    resp_arg(command_, log_key_);
     for (std::uint32_t d : devices) {
         resp_device_key(command_, options_.prefix, core.account_id(core.slot(d).account),
                         core.device_id(d));
@@ -346,6 +514,7 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     }
     resp_arg(command_, std::to_string(n));
     resp_arg(command_, std::to_string(options_.id_ttl));
+    resp_arg(command_, log_length_);
     redis_value_encoder encoder;
     for (std::uint32_t d : devices) {
         auto it = read_.find(d);
@@ -359,7 +528,7 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         if (hold_pending(slot)) append_redis_number(record_, hold_due(slot, core.config()->holds));
         resp_arg(command_, record_);
     }
-    const std::size_t args = 2 + numkeys + 2 + 3 * n + 1;
+    const std::size_t args = 2 + 1 + numkeys + 3 + 3 * n;
     // EVALSHA of the script loaded on this connection; should Redis have lost it (SCRIPT
     // FLUSH), EVAL in the same attempt (which loads it again).
     resp_head(head_, args, "EVALSHA");
@@ -384,6 +553,7 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     }
     if (integer_of(r->element[0]) == 0) return false;
     ++counters_.commits;
+    for (std::uint32_t d : devices) mark(d, PRESENT);
     result.stats.pending = integer_of(r->element[1]);
     result.stats.devices = r->elements > 2 ? integer_of(r->element[2]) : 0;
     return true;
