@@ -33,7 +33,7 @@ struct options {
     generator_options gen;
     std::string redis;
     std::size_t batch = 1000;
-    std::uint32_t minutes = 1;  // timed, after the warm-up minute
+    std::uint32_t minutes = 1;    // timed, after the warm-up minute
     std::size_t max_batches = 0;  // 0: every batch of the timed minutes
     bool memory = true;
 };

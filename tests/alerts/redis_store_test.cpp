@@ -166,7 +166,7 @@ TEST_CASE("redis: same-state heartbeats write nothing") {
     // commit script.
     const std::string calls = server.command({"INFO", "commandstats"});
     CHECK(calls.find("cmdstat_mget:calls=5,") != std::string::npos);  // no id lookup: heartbeats
-    CHECK(calls.find("cmdstat_eval") == std::string::npos);  // nor evalsha
+    CHECK(calls.find("cmdstat_eval") == std::string::npos);           // nor evalsha
     CHECK(calls.find("cmdstat_set") == std::string::npos);
     CHECK(a.store.round_trips() == 2 + 5);
 }

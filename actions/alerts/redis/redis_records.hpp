@@ -9,8 +9,8 @@
 // A device record is one line of text: "1 <state> <notified> <hold_ts> <last_ts> <last_id>"
 // followed, per region cooldown, by " <last_alert> <len>:<region>". States are one letter
 // (n online, f offline, i internet_offline); times print as the shortest text that reads back
-// exactly (std::to_chars; records written with 17 significant digits read the same). The account's length in the key keeps any two (account, device) pairs
-// apart whatever characters they hold.
+// exactly (std::to_chars; records written with 17 significant digits read the same). The account's
+// length in the key keeps any two (account, device) pairs apart whatever characters they hold.
 #pragma once
 
 #include <cstdint>

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "../core/device_machine.hpp"
@@ -186,7 +186,8 @@ void redis_store::reset_knowledge() {
 
 void redis_store::mark(std::uint32_t index, std::uint8_t what) {
     if (index == string_interner::npos) return;
-    if (index >= known_.size()) known_.resize(std::max<std::size_t>(index + 1, known_.size() * 2), UNKNOWN);
+    if (index >= known_.size())
+        known_.resize(std::max<std::size_t>(index + 1, known_.size() * 2), UNKNOWN);
     known_[index] = what;
 }
 
@@ -215,8 +216,8 @@ bool redis_store::follow_log(const alert_core& core, const redisReply* entries,
     for (std::size_t e = 0; e < entries->elements; ++e) {
         const redisReply* entry = entries->element[e];
         if (!entry || entry->type != REDIS_REPLY_ARRAY || entry->elements != 2 ||
-            !entry->element[0] || entry->element[0]->type != REDIS_REPLY_STRING || !entry->element[1] ||
-            entry->element[1]->type != REDIS_REPLY_ARRAY) {
+            !entry->element[0] || entry->element[0]->type != REDIS_REPLY_STRING ||
+            !entry->element[1] || entry->element[1]->type != REDIS_REPLY_ARRAY) {
             throw redis_error("redis: unexpected entry in the creations log");
         }
         last_id = std::string_view(entry->element[0]->str, entry->element[0]->len);
@@ -225,7 +226,8 @@ bool redis_store::follow_log(const alert_core& core, const redisReply* entries,
         for (std::size_t f = 0; f + 1 < fields->elements; f += 2) {
             const redisReply* name = fields->element[f];
             const redisReply* value = fields->element[f + 1];
-            if (!name || !value || name->type != REDIS_REPLY_STRING || value->type != REDIS_REPLY_STRING) {
+            if (!name || !value || name->type != REDIS_REPLY_STRING ||
+                value->type != REDIS_REPLY_STRING) {
                 throw redis_error("redis: unexpected entry in the creations log");
             }
             const std::string_view field(name->str, name->len);
@@ -356,7 +358,8 @@ void redis_store::read(alert_core& core, double now) {
     std::size_t next = 0;
     if (load_script) {
         const redisReply* sha = held_[next++].get();
-        if (sha->type != REDIS_REPLY_STRING) throw redis_error("redis: unexpected reply to SCRIPT LOAD");
+        if (sha->type != REDIS_REPLY_STRING)
+            throw redis_error("redis: unexpected reply to SCRIPT LOAD");
         script_sha_.assign(sha->str, sha->len);
         script_connection_ = client_.connection_count();
     }
@@ -404,7 +407,8 @@ void redis_store::read(alert_core& core, double now) {
     extra_keys_.reserve(due->elements);  // devices_ views into these strings: no reallocation
     for (std::size_t i = 0; i < due->elements; ++i) {
         const redisReply* member = due->element[i];
-        if (!member || member->type != REDIS_REPLY_STRING) throw redis_error("redis: unexpected reply to ZRANGE");
+        if (!member || member->type != REDIS_REPLY_STRING)
+            throw redis_error("redis: unexpected reply to ZRANGE");
         const std::string_view key(member->str, member->len);
         std::string_view account;
         std::string_view device;
@@ -417,7 +421,8 @@ void redis_store::read(alert_core& core, double now) {
             table_.assign(table_.size() * 2, 0);
             const std::vector<batch_device> all = std::move(devices_);
             devices_.clear();
-            for (const batch_device& d : all) devices_[find_or_add(d.account, d.device, d.hash)].index = d.index;
+            for (const batch_device& d : all)
+                devices_[find_or_add(d.account, d.device, d.hash)].index = d.index;
         }
         const std::size_t before = devices_.size();
         const std::size_t at = find_or_add(account, device, h);
@@ -536,7 +541,8 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     client_.append_resp({head_, command_});
     client_.count_round_trip();
     redis_reply reply = client_.reply_or_error();
-    if (reply->type == REDIS_REPLY_ERROR && std::string_view(reply->str, reply->len).substr(0, 8) == "NOSCRIPT") {
+    if (reply->type == REDIS_REPLY_ERROR &&
+        std::string_view(reply->str, reply->len).substr(0, 8) == "NOSCRIPT") {
         resp_head(head_, args, "EVAL");
         resp_arg(head_, REDIS_COMMIT_SCRIPT);
         client_.append_resp({head_, command_});

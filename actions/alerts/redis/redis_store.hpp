@@ -33,7 +33,7 @@ struct redis_store_options {
     std::string prefix = "alerts:";
     int id_ttl = 600;  // seconds a recent event id is remembered (ALERT_REDIS_ID_TTL)
     std::chrono::milliseconds timeout{2000};
-    int max_attempts = 32;  // commits lost to other containers before giving up
+    int max_attempts = 32;   // commits lost to other containers before giving up
     int log_length = 10000;  // entries the creations log keeps (approximately)
     /// Runs between the read and the commit of every attempt: lets the tests put another
     /// container's commit exactly there. Unset in the actions.
@@ -46,8 +46,8 @@ struct redis_store_counters {
     std::uint64_t commits = 0;
     std::uint64_t conflicts = 0;
     std::uint64_t failures = 0;
-    std::uint64_t skipped = 0;       // device reads saved: known to have no record
-    std::uint64_t log_resets = 0;    // times the creations log could not vouch for those
+    std::uint64_t skipped = 0;     // device reads saved: known to have no record
+    std::uint64_t log_resets = 0;  // times the creations log could not vouch for those
 };
 
 class redis_store : public state_store {
@@ -90,19 +90,19 @@ private:
     std::string devices_key_;
     std::string log_key_;
     std::string log_length_;
-    std::string script_sha_;                // of REDIS_COMMIT_SCRIPT, from SCRIPT LOAD
-    std::uint64_t script_connection_ = 0;   // the connection it was loaded on
+    std::string script_sha_;               // of REDIS_COMMIT_SCRIPT, from SCRIPT LOAD
+    std::uint64_t script_connection_ = 0;  // the connection it was loaded on
 
     // Per batch. Commands are written in the protocol's form into reused buffers, replies kept
     // until the commit (the records as read are views into them): no string per key.
     std::vector<batch_device> devices_;  // the batch's distinct devices, then due ones outside it
     std::size_t batch_devices_ = 0;
-    std::vector<std::uint32_t> table_;   // open addressing over devices_: index + 1, 0 = empty
-    std::string device_args_;            // RESP arguments: the batch's device keys
-    std::string id_args_;                // RESP arguments: the id keys
+    std::vector<std::uint32_t> table_;  // open addressing over devices_: index + 1, 0 = empty
+    std::string device_args_;           // RESP arguments: the batch's device keys
+    std::string id_args_;               // RESP arguments: the id keys
     std::size_t id_count_ = 0;
-    std::string head_;                   // a command's RESP header
-    std::string command_;                // the commit's arguments
+    std::string head_;     // a command's RESP header
+    std::string command_;  // the commit's arguments
     std::vector<std::uint64_t> id_hashes_;
     std::vector<std::string> extra_keys_;  // due device keys outside the batch
     std::vector<redis_reply> held_;        // the replies the records as read point into
@@ -117,14 +117,14 @@ private:
     // holds (redis_store.cpp, "Devices without a record"). Kept between batches.
     std::vector<std::uint8_t> known_;
     bool log_valid_ = false;
-    std::string log_id_;             // the last entry followed ("0-0": none yet)
-    std::uint64_t log_total_ = 0;    // the device counter as of that position
+    std::string log_id_;           // the last entry followed ("0-0": none yet)
+    std::uint64_t log_total_ = 0;  // the device counter as of that position
     const alert_config* known_config_ = nullptr;
-    std::vector<std::uint32_t> read_list_;   // positions in devices_ read by the MGET
-    std::vector<std::uint32_t> skipped_;     // positions in devices_ not read
-    std::vector<std::uint32_t> second_;      // positions in devices_ read in a second trip
-    std::vector<std::uint32_t> nil_unknown_; // read, no record, not yet in the core
-    bool mark_absent_ = false;               // this attempt's nil replies prove absence
+    std::vector<std::uint32_t> read_list_;    // positions in devices_ read by the MGET
+    std::vector<std::uint32_t> skipped_;      // positions in devices_ not read
+    std::vector<std::uint32_t> second_;       // positions in devices_ read in a second trip
+    std::vector<std::uint32_t> nil_unknown_;  // read, no record, not yet in the core
+    bool mark_absent_ = false;                // this attempt's nil replies prove absence
 };
 
 }  // namespace alerts
