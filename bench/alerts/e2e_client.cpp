@@ -9,9 +9,16 @@
 // With --port P1,P2,… one sender per proxy takes the next batch as soon as its proxy answered
 // (proxies sharing one Redis: batches go to whichever container is free, as on OpenWhisk).
 //
+// With --cpu NAME=PID,… it also prints, over the timed windows, the CPU seconds per batch of
+// each of those processes and of itself (utime + stime from /proc/PID/stat), their sum, and how
+// many cores that keeps busy (sum of CPU / wall time):
+//     cpu <name> ms_per_batch <m>        …        cpu total ms_per_batch <m> cores_busy <c>
+//
 //   alerts_e2e_client --port P[,P2…] [--devices 300000] [--batch 1000] [--windows 5]
-//                     [--window-batches 400] [--seed 1] [--delays FILE]
+//                     [--window-batches 400] [--seed 1] [--delays FILE] [--cpu NAME=PID,…]
+//                     [--pregenerate 0|1]
 #include <httplib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,11 +26,13 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "generator/stream_generator.hpp"
@@ -32,11 +41,13 @@ namespace {
 
 struct options {
     std::vector<int> ports;
+    std::vector<std::pair<std::string, int>> cpu;  // processes whose CPU time is reported
     std::string delays_file;
     alerts::generator_options gen;
     std::size_t batch = 1000;
     std::size_t windows = 5;
     std::size_t window_batches = 400;
+    bool pregenerate = false;  // build every timed body before the first is sent
 };
 
 struct body {
@@ -79,20 +90,28 @@ private:
     bool closed_ = false;
 };
 
-// The first minute is the warm-up; then `timed` more batches.
+// The first minute is the warm-up; then `timed` more batches. With --pregenerate, the timed
+// bodies are all built (while the warm-up is sent) before the first of them is queued: the
+// timed windows then measure the proxies, actions and Redis without the generator's CPU on
+// the same cores.
 void produce(const options& o, std::size_t timed, body_queue& queue) {
     alerts::stream_generator gen(o.gen);
     std::size_t sent = 0;
+    std::vector<body> ready;
     for (bool warm_up = true; sent < timed; warm_up = false) {
         const auto& minute = gen.next_minute();
         for (std::size_t i = 0; i < minute.size() && sent < timed; i += o.batch) {
             const std::size_t n = std::min(o.batch, minute.size() - i);
             const double now = minute[i + n - 1].arrival + 0.05;
-            queue.push(
-                {"{\"value\":" + gen.batch_json(minute.data() + i, n, now) + "}", n, warm_up});
+            body b{"{\"value\":" + gen.batch_json(minute.data() + i, n, now) + "}", n, warm_up};
+            if (!warm_up && o.pregenerate)
+                ready.push_back(std::move(b));
+            else
+                queue.push(std::move(b));
             if (!warm_up) ++sent;
         }
     }
+    for (body& b : ready) queue.push(std::move(b));
     queue.close();
 }
 
@@ -104,6 +123,13 @@ bool parse_args(int argc, char** argv, options& o) {
         if (a == "--port") {
             std::istringstream list(v);
             for (std::string p; std::getline(list, p, ',');) o.ports.push_back(std::stoi(p));
+        } else if (a == "--cpu") {
+            std::istringstream list(v);
+            for (std::string p; std::getline(list, p, ',');) {
+                const auto eq = p.find('=');
+                if (eq == std::string::npos) return false;
+                o.cpu.emplace_back(p.substr(0, eq), std::stoi(p.substr(eq + 1)));
+            }
         } else if (a == "--delays")
             o.delays_file = v;
         else if (a == "--devices")
@@ -116,6 +142,8 @@ bool parse_args(int argc, char** argv, options& o) {
             o.window_batches = std::stoul(v);
         else if (a == "--seed")
             o.gen.seed = std::stoull(v);
+        else if (a == "--pregenerate")
+            o.pregenerate = v == "1";
         else
             return false;
     }
@@ -126,6 +154,29 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// CPU seconds (user + system, every thread) a process has used so far; 0 when it is gone.
+double cpu_seconds(int pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');  // the name may hold spaces
+    if (close == std::string::npos) return 0;
+    std::istringstream fields(text.substr(close + 2));
+    std::string f;
+    double ticks = 0;
+    for (int i = 3; fields >> f; ++i) {
+        if (i == 14 || i == 15) ticks += std::stod(f);  // utime, stime
+        if (i == 15) break;
+    }
+    return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+std::vector<double> cpu_snapshot(const options& o) {
+    std::vector<double> out;
+    for (const auto& [name, pid] : o.cpu) out.push_back(cpu_seconds(pid));
+    out.push_back(cpu_seconds(static_cast<int>(getpid())));
+    return out;
+}
+
 // What the senders share: the window clock and the notifications' delays.
 struct tally {
     std::mutex mutex;
@@ -133,6 +184,10 @@ struct tally {
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
     std::vector<double> delays;
     std::string last;
+    bool timed = false;  // the first timed answer has come
+    std::vector<double> cpu0;
+    std::chrono::steady_clock::time_point cpu_t0;
+    std::size_t timed_batches = 0;
 };
 
 void collect_delays(const std::string& answer, std::vector<double>& out) {
@@ -158,6 +213,13 @@ void send_all(const options& o, int port, body_queue& queue, tally& t) {
         delays.clear();
         collect_delays(res->body, delays);
         std::lock_guard<std::mutex> lock(t.mutex);
+        if (!t.timed) {
+            t.timed = true;
+            t.cpu0 = cpu_snapshot(o);
+            t.cpu_t0 = std::chrono::steady_clock::now();
+        } else {
+            ++t.timed_batches;  // batches answered after the snapshot
+        }
         t.delays.insert(t.delays.end(), delays.begin(), delays.end());
         if (t.in_window == 0) t.t0 = std::chrono::steady_clock::now(), t.etags = 0;
         t.etags += b.etags;
@@ -197,6 +259,20 @@ int main(int argc, char** argv) {
     }
     for (auto& s : senders) s.join();
     producer.join();
+    if (!o.cpu.empty() && t.timed && t.timed_batches > 0) {
+        const std::vector<double> cpu1 = cpu_snapshot(o);
+        const double wall = seconds_since(t.cpu_t0);
+        const double b = static_cast<double>(t.timed_batches);
+        double total = 0;
+        for (std::size_t i = 0; i < cpu1.size(); ++i) {
+            const double used = cpu1[i] - t.cpu0[i];
+            total += used;
+            std::printf("cpu %s ms_per_batch %.3f\n",
+                        i < o.cpu.size() ? o.cpu[i].first.c_str() : "client", 1e3 * used / b);
+        }
+        std::printf("cpu total ms_per_batch %.3f cores_busy %.2f batches_per_s %.1f\n",
+                    1e3 * total / b, total / wall, b / wall);
+    }
     const auto answer = nlohmann::json::parse(t.last, nullptr, false);
     std::printf("devices %s\n",
                 answer.is_object() ? answer["stats"]["devices"].dump().c_str() : "?");

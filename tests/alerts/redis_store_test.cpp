@@ -166,7 +166,7 @@ TEST_CASE("redis: same-state heartbeats write nothing") {
     // commit script.
     const std::string calls = server.command({"INFO", "commandstats"});
     CHECK(calls.find("cmdstat_mget:calls=5,") != std::string::npos);  // no id lookup: heartbeats
-    CHECK(calls.find("cmdstat_eval") == std::string::npos);
+    CHECK(calls.find("cmdstat_eval") == std::string::npos);           // nor evalsha
     CHECK(calls.find("cmdstat_set") == std::string::npos);
     CHECK(a.store.round_trips() == 2 + 5);
 }
@@ -221,4 +221,72 @@ TEST_CASE("redis: a Redis that is gone fails the activation, and the retry succe
     server.start();  // the append-only file brings the record back
     CHECK(a.run({}, T0 + 300) == strings{"Offline cam1"});
     CHECK(a.run({}, T0 + 301).empty());
+}
+
+// A process skips reading devices it found without a record, as long as the creations log
+// shows none of them got one since (redis_store.cpp, "Devices without a record").
+TEST_CASE("redis: a device another container gave a record is read again, not skipped") {
+    redis_server server;
+    container a(server), b(server);
+    // A sees cam1 and cam2 without records (same-state heartbeats): both known absent.
+    CHECK(a.run({heartbeat("cam1", T0, device_state::online),
+                 heartbeat("cam2", T0, device_state::online)},
+                T0)
+              .empty());
+    CHECK(a.run({heartbeat("cam2", T0 + 0.5, device_state::online)}, T0 + 0.5).empty());
+    CHECK(a.store.counters().skipped == 1);  // cam2, the second time
+    // B gives cam1 a record (offline, a hold pending); A's next batch must read it: the online
+    // status is then a flap that cancels the hold, not a same-state status on a blank device.
+    CHECK(b.run({status("cam1", T0 + 1, device_state::offline, "s1")}, T0 + 1).empty());
+    CHECK(a.run({status("cam1", T0 + 2, device_state::online, "s2"),
+                 heartbeat("cam2", T0 + 2, device_state::online)},
+                T0 + 2)
+              .empty());
+    CHECK(a.store.counters().skipped == 2);  // cam2 again, never cam1
+    CHECK(a.run({}, T0 + 400).empty());      // no Offline: the hold was cancelled
+    CHECK(b.run({}, T0 + 400).empty());
+    CHECK(server.command({"ZCARD", "alerts:due"}) == "0");
+    CHECK(a.store.counters().log_resets == 0);
+}
+
+TEST_CASE("redis: a record created without a log entry, or a trimmed log, makes a reset") {
+    redis_server server;
+    container a(server), b(server);
+    CHECK(a.run({heartbeat("cam1", T0, device_state::online),
+                 heartbeat("cam2", T0, device_state::online)},
+                T0)
+              .empty());
+    // A writer that does not log (an older version of the action): its record and counter.
+    container writer(server);
+    CHECK(writer.run({status("cam1", T0 + 1, device_state::offline, "s1")}, T0 + 1).empty());
+    const std::string record = server.command({"GET", "alerts:d:5:acct1:cam1"});
+    server.command({"DEL", "alerts:d:5:acct1:cam1"});
+    server.command({"DECR", "alerts:devices"});
+    server.command({"DEL", "alerts:created"});
+    server.command({"ZREM", "alerts:due", "alerts:d:5:acct1:cam1"});
+    CHECK(a.run({heartbeat("cam1", T0 + 1.5, device_state::online)}, T0 + 1.5).empty());
+    const std::uint64_t skipped = a.store.counters().skipped;
+    CHECK(skipped >= 1);  // cam1 known absent
+    server.command({"SET", "alerts:d:5:acct1:cam1", record});
+    server.command({"INCR", "alerts:devices"});
+    server.command({"ZADD", "alerts:due", std::to_string(T0 + 301), "alerts:d:5:acct1:cam1"});
+    // The counter is ahead of the log: A reads cam1 after all and sees the flap.
+    CHECK(a.run({status("cam1", T0 + 2, device_state::online, "s2")}, T0 + 2).empty());
+    CHECK(a.store.counters().log_resets == 1);
+    CHECK(a.run({}, T0 + 400).empty());
+
+    // A log trimmed past A's position: the next entry does not chain from what A followed.
+    CHECK(a.run({heartbeat("cam2", T0 + 401, device_state::online)}, T0 + 401).empty());
+    CHECK(b.run({status("cam2", T0 + 402, device_state::offline, "s3")}, T0 + 402).empty());
+    server.command({"XTRIM", "alerts:created", "MAXLEN", "0"});
+    CHECK(b.run({status("cam2", T0 + 403, device_state::online, "s4")}, T0 + 403).empty());
+    // (b's second status changed cam2's record, created none: an entry that does, for cam3.)
+    CHECK(b.run({status("cam3", T0 + 404, device_state::offline, "s5")}, T0 + 404).empty());
+    CHECK(server.command({"XLEN", "alerts:created"}) == "1");
+    const std::uint64_t resets = a.store.counters().log_resets;
+    // cam2 is read (its record: online after the flap), so this offline status starts a hold.
+    CHECK(a.run({status("cam2", T0 + 405, device_state::offline, "s6")}, T0 + 405).empty());
+    CHECK(a.store.counters().log_resets == resets + 1);
+    CHECK(a.stats.pending == 2);  // cam3's and cam2's
+    CHECK(a.run({}, T0 + 705) == strings{"Offline cam3", "Offline cam2"});
 }

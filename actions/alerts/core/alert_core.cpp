@@ -108,10 +108,15 @@ std::uint32_t alert_core::intern_device(std::uint32_t account, std::string_view 
 }
 
 std::uint32_t alert_core::find_device(std::string_view account, std::string_view device) const {
+    return find_device(account, device, device_key_hash(account, device));
+}
+
+std::uint32_t alert_core::find_device(std::string_view account, std::string_view device,
+                                      std::uint64_t h) const {
     const std::uint32_t a = account_names_.find(account, hash_bytes(account));
     if (a == string_interner::npos || device.size() > MAX_NAME_LENGTH) return string_interner::npos;
     char buf[4 + MAX_NAME_LENGTH];
-    return device_keys_.find(device_key(buf, a, device), device_key_hash(account, device));
+    return device_keys_.find(device_key(buf, a, device), h);
 }
 
 bool alert_core::accepts(etag_type t) const {

@@ -60,6 +60,9 @@ public:
     const device_config* device_cfg(std::uint32_t device) const;
     const device_slot& slot(std::uint32_t device) const { return slots_[device]; }
     std::uint32_t find_device(std::string_view account, std::string_view device) const;
+    /// The same when the caller has device_key_hash(account, device) already.
+    std::uint32_t find_device(std::string_view account, std::string_view device,
+                              std::uint64_t device_key_hash) const;
 
     std::size_t device_count() const { return slots_.size(); }
     std::size_t pending() const { return pending_; }
@@ -70,7 +73,9 @@ public:
     void export_device(std::uint32_t device, record_sink& sink) const;
     void export_cooldown(std::uint64_t key, record_sink& sink) const;
     void export_all(record_sink& sink) const;
-    void restore_device(const device_record& r);
+    /// Returns the device's index, or string_interner::npos when the record was skipped (its
+    /// account left the config).
+    std::uint32_t restore_device(const device_record& r);
     void restore_cooldown(const cooldown_record& r);
     void restore_id(std::uint64_t id_hash);
 
@@ -81,6 +86,9 @@ public:
     void forget(const std::vector<std::uint32_t>& devices);
     /// The cooldowns of one device (for a store that keeps them in the device's record).
     void export_cooldowns_of(std::uint32_t device, record_sink& sink) const;
+    /// Appends the distinct devices the last process() resolved from its batch (what a store
+    /// that forgets devices between batches must forget, with those it restored).
+    void batch_devices(std::vector<std::uint32_t>& out) const;
     /// The device a changed cooldown (a key of changes().cooldowns) belongs to.
     std::uint32_t cooldown_device(std::uint64_t key) const;
 

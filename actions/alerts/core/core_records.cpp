@@ -40,11 +40,13 @@ void alert_core::export_all(record_sink& sink) const {
     ids_.for_each([&](std::uint64_t id) { sink.on_id(id); });
 }
 
-void alert_core::restore_device(const device_record& r) {
+std::uint32_t alert_core::restore_device(const device_record& r) {
     if (!config_) throw config_error("config: none installed");
     const std::uint32_t a = account_names_.find(r.account, hash_bytes(r.account));
-    if (a == string_interner::npos || accounts_[a].cfg < 0) return;  // account left the config
-    if (r.device.empty() || r.device.size() > MAX_NAME_LENGTH) return;
+    if (a == string_interner::npos || accounts_[a].cfg < 0) {
+        return string_interner::npos;  // account left the config
+    }
+    if (r.device.empty() || r.device.size() > MAX_NAME_LENGTH) return string_interner::npos;
     const std::uint32_t device = intern_device(a, r.device, device_key_hash(r.account, r.device));
     device_slot& d = slots_[device];
     if (hold_pending(d)) --pending_;
@@ -58,6 +60,7 @@ void alert_core::restore_device(const device_record& r) {
         ++pending_;
         timers_.push({hold_due(d, config_->holds), device, d.hold_gen});
     }
+    return device;
 }
 
 void alert_core::restore_cooldown(const cooldown_record& r) {
@@ -100,6 +103,13 @@ void alert_core::forget(const std::vector<std::uint32_t>& devices) {
 void alert_core::export_cooldowns_of(std::uint32_t device, record_sink& sink) const {
     for (const auto& entry : cooldowns_) {
         if (entry.second.device == device) export_cooldown(entry.first, sink);
+    }
+}
+
+void alert_core::batch_devices(std::vector<std::uint32_t>& out) const {
+    // work_ is sorted by device: one entry per run.
+    for (std::size_t i = 0; i < work_.size(); ++i) {
+        if (i == 0 || work_[i].device != work_[i - 1].device) out.push_back(work_[i].device);
     }
 }
 

@@ -16,6 +16,30 @@ timeval to_timeval(std::chrono::milliseconds ms) {
     return tv;
 }
 
+// The reply functions of every connection: hiredis's own, but a nil inside an array (most of
+// an MGET over a fleet's device keys: devices without a record) allocates nothing: its element
+// is a null pointer. A top-level nil is hiredis's object, as callers expect.
+char nested_nil;
+redisReplyObjectFunctions default_functions;
+redisReplyObjectFunctions functions;
+
+void* create_nil(const redisReadTask* task) {
+    if (!task->parent) return default_functions.createNil(task);
+    static_cast<redisReply*>(task->parent->obj)->element[task->idx] = nullptr;
+    return &nested_nil;  // not null (that would be out of memory); never freed nor returned
+}
+
+void use_functions(redisContext* ctx) {
+    static const bool init = [ctx] {
+        default_functions = *ctx->reader->fn;
+        functions = default_functions;
+        functions.createNil = create_nil;
+        return true;
+    }();
+    (void)init;
+    ctx->reader->fn = &functions;
+}
+
 }  // namespace
 
 redis_client::redis_client(redis_url url, std::chrono::milliseconds timeout)
@@ -46,7 +70,9 @@ void redis_client::connect() {
                                : redisConnectUnixWithTimeout(url_.socket.c_str(), tv);
     if (!ctx_) throw redis_error("redis " + url_.text + ": cannot allocate a connection");
     if (ctx_->err) fail("cannot connect");
+    use_functions(ctx_);
     if (redisSetTimeout(ctx_, tv) != REDIS_OK) fail("cannot set the time-out");
+    ++connections_;
     if (url_.db != 0) {
         const std::string db = std::to_string(url_.db);
         append({"SELECT", db});
@@ -69,12 +95,28 @@ void redis_client::append(const std::vector<std::string_view>& args) {
     ++queued_;
 }
 
-redis_reply redis_client::reply() {
+void redis_client::append_resp(std::initializer_list<std::string_view> pieces) {
+    if (!ctx_) connect();
+    // hiredis copies formatted commands into its output buffer as they are: consecutive pieces
+    // make one command.
+    for (std::string_view p : pieces) {
+        if (redisAppendFormattedCommand(ctx_, p.data(), p.size()) != REDIS_OK) {
+            fail("cannot queue a command");
+        }
+    }
+    ++queued_;
+}
+
+redis_reply redis_client::reply_or_error() {
     if (!ctx_ || queued_ == 0) throw redis_error("redis " + url_.text + ": no command queued");
     void* raw = nullptr;
     if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) fail("no reply");
     --queued_;
-    redis_reply r(static_cast<redisReply*>(raw));
+    return redis_reply(static_cast<redisReply*>(raw));
+}
+
+redis_reply redis_client::reply() {
+    redis_reply r = reply_or_error();
     if (r->type == REDIS_REPLY_ERROR) {
         const std::string text(r->str, r->len);
         disconnect();  // the rest of a pipeline is not worth reading

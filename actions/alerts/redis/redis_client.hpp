@@ -1,12 +1,13 @@
 // redis_client.hpp — one hiredis connection with pipelining: queue commands with append(),
 // then read their replies in order with reply(). Any failure (cannot connect, time-out, a
 // broken connection, an error reply) throws redis_error and drops the connection; the next
-// append() connects again.
+// append() connects again. A nil element of an array reply (MGET) is a null pointer.
 #pragma once
 
 #include <hiredis.h>
 
 #include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -36,16 +37,31 @@ public:
 
     /// Queues one command (connecting first when there is no connection).
     void append(const std::vector<std::string_view>& args);
+    /// Queues one command already in the protocol's form (RESP: "*<n>\r\n$<len>\r\n<arg>\r\n"
+    /// ...), given in consecutive pieces: no argv to build or format.
+    void append_resp(std::initializer_list<std::string_view> pieces);
     /// The reply of the oldest queued command; throws on an error reply too.
     redis_reply reply();
+    /// The same, but an error reply is returned (the connection kept): for the last command
+    /// queued, when the caller knows what to do with an error (NOSCRIPT).
+    redis_reply reply_or_error();
     /// Sends the queued commands and reads their replies: one round trip.
     std::vector<redis_reply> replies(std::size_t n);
     /// Drops the connection (after a failure), so the next command reconnects.
     void disconnect();
 
     bool connected() const { return ctx_ != nullptr; }
+    /// Connects now when there is no connection.
+    void ensure_connected() {
+        if (!ctx_) connect();
+    }
+    /// Counts connections made: what a caller keeps per connection (a loaded script) is stale
+    /// when it changed.
+    std::uint64_t connection_count() const { return connections_; }
     const redis_url& url() const { return url_; }
     std::uint64_t round_trips() const { return round_trips_; }
+    /// For a caller that reads a reply itself (reply_or_error): one more round trip.
+    void count_round_trip() { ++round_trips_; }
 
 private:
     void connect();
@@ -56,6 +72,7 @@ private:
     redisContext* ctx_ = nullptr;
     std::size_t queued_ = 0;
     std::uint64_t round_trips_ = 0;
+    std::uint64_t connections_ = 0;
     std::vector<const char*> argv_;
     std::vector<std::size_t> lens_;
 };

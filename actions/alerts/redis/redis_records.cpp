@@ -41,9 +41,21 @@ bool state_of(char c, device_state& s) {
 }
 
 void append_double(std::string& out, double v) {
-    char buf[40];
-    const int n = std::snprintf(buf, sizeof buf, " %.17g", v);
-    out.append(buf, static_cast<std::size_t>(n));
+    out += ' ';
+    append_redis_number(out, v);
+}
+
+template <class N>
+void append_integer(std::string& out, N v) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+}
+
+std::size_t digits(std::size_t v) {
+    std::size_t n = 1;
+    while (v >= 10) v /= 10, ++n;
+    return n;
 }
 
 // A cursor over a record's text; every take_* fails (false) at a malformed field.
@@ -62,11 +74,10 @@ struct reader {
         return t;
     }
     bool take_double(double& v) {
-        const std::string t(token());  // strtod wants a terminated string; "-inf" included
+        const std::string_view t = token();  // "-inf" included
         if (t.empty()) return false;
-        char* end = nullptr;
-        v = std::strtod(t.c_str(), &end);
-        return end == t.c_str() + t.size();
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+        return ec == std::errc() && end == t.data() + t.size();
     }
     template <class N>
     bool take_number(N& v, std::string_view t) {
@@ -89,9 +100,8 @@ struct reader {
 std::string redis_device_key(std::string_view prefix, std::string_view account,
                              std::string_view device) {
     std::string key;
-    key.reserve(prefix.size() + account.size() + device.size() + 8);
-    key.append(prefix).append("d:").append(std::to_string(account.size())).append(":");
-    key.append(account).append(":").append(device);
+    key.reserve(redis_device_key_size(prefix, account, device));
+    append_redis_device_key(key, prefix, account, device);
     return key;
 }
 
@@ -107,9 +117,38 @@ bool parse_redis_device_key(std::string_view prefix, std::string_view key,
 }
 
 std::string redis_id_key(std::string_view prefix, std::uint64_t id_hash) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "i:%016llx", static_cast<unsigned long long>(id_hash));
-    return std::string(prefix) + buf;
+    std::string key;
+    append_redis_id_key(key, prefix, id_hash);
+    return key;
+}
+
+std::size_t redis_device_key_size(std::string_view prefix, std::string_view account,
+                                  std::string_view device) {
+    return prefix.size() + 2 + digits(account.size()) + 1 + account.size() + 1 + device.size();
+}
+
+void append_redis_device_key(std::string& out, std::string_view prefix, std::string_view account,
+                             std::string_view device) {
+    out.append(prefix).append("d:");
+    append_integer(out, account.size());
+    out += ':';
+    out.append(account);
+    out += ':';
+    out.append(device);
+}
+
+void append_redis_id_key(std::string& out, std::string_view prefix, std::uint64_t id_hash) {
+    static constexpr char HEX[] = "0123456789abcdef";
+    out.append(prefix).append("i:");
+    char buf[16];
+    for (int i = 15; i >= 0; --i, id_hash >>= 4) buf[i] = HEX[id_hash & 0xf];
+    out.append(buf, sizeof buf);
+}
+
+void append_redis_number(std::string& out, double v) {
+    char buf[40];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
 void redis_value_encoder::on_device(const device_record& r) {
@@ -120,13 +159,13 @@ void redis_value_encoder::on_device(const device_record& r) {
     append_double(device_, r.hold_ts);
     append_double(device_, r.last_ts);
     device_ += ' ';
-    device_ += std::to_string(r.last_id);
+    append_integer(device_, r.last_id);
 }
 
 void redis_value_encoder::on_cooldown(const cooldown_record& r) {
     append_double(cooldowns_, r.last_alert);
     cooldowns_ += ' ';
-    cooldowns_ += std::to_string(r.region.size());
+    append_integer(cooldowns_, r.region.size());
     cooldowns_ += ':';
     cooldowns_.append(r.region);
 }
@@ -154,6 +193,9 @@ bool decode_redis_value(std::string_view text, std::string_view account, std::st
         !r.take_number(d.last_id, r.token())) {
         return false;
     }
+    // Most records have no cooldown, a camera's a few: no heap for those.
+    cooldown_record small[4];
+    std::size_t n_small = 0;
     std::vector<cooldown_record> cooldowns;
     while (!r.s.empty()) {
         cooldown_record c;
@@ -162,9 +204,13 @@ bool decode_redis_value(std::string_view text, std::string_view account, std::st
         if (!r.space() || !r.take_double(c.last_alert) || !r.space() || !r.take_name(c.region)) {
             return false;
         }
-        cooldowns.push_back(c);
+        if (n_small < 4)
+            small[n_small++] = c;
+        else
+            cooldowns.push_back(c);
     }
     sink.on_device(d);
+    for (std::size_t i = 0; i < n_small; ++i) sink.on_cooldown(small[i]);
     for (const cooldown_record& c : cooldowns) sink.on_cooldown(c);
     return true;
 }

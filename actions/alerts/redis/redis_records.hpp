@@ -8,9 +8,9 @@
 //
 // A device record is one line of text: "1 <state> <notified> <hold_ts> <last_ts> <last_id>"
 // followed, per region cooldown, by " <last_alert> <len>:<region>". States are one letter
-// (n online, f offline, i internet_offline); times print with 17 significant digits, so they
-// read back exactly. The account's length in the key keeps any two (account, device) pairs
-// apart whatever characters they hold.
+// (n online, f offline, i internet_offline); times print as the shortest text that reads back
+// exactly (std::to_chars; records written with 17 significant digits read the same). The account's
+// length in the key keeps any two (account, device) pairs apart whatever characters they hold.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,15 @@ std::string redis_device_key(std::string_view prefix, std::string_view account,
 bool parse_redis_device_key(std::string_view prefix, std::string_view key,
                             std::string_view& account, std::string_view& device);
 std::string redis_id_key(std::string_view prefix, std::uint64_t id_hash);
+/// The same keys appended to `out` (no temporary strings), and a device key's length.
+std::size_t redis_device_key_size(std::string_view prefix, std::string_view account,
+                                  std::string_view device);
+void append_redis_device_key(std::string& out, std::string_view prefix, std::string_view account,
+                             std::string_view device);
+void append_redis_id_key(std::string& out, std::string_view prefix, std::uint64_t id_hash);
+/// A time as the records (and the due set's scores) write it: the shortest text that reads
+/// back as exactly `v` ("-inf" included).
+void append_redis_number(std::string& out, double v);
 
 /// Builds one device's record from export_device() and export_cooldowns_of().
 class redis_value_encoder : public record_sink {

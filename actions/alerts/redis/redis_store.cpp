@@ -2,9 +2,10 @@
 #include "redis_store.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
-#include <unordered_set>
 
 #include "../core/device_machine.hpp"
 #include "../core/string_interner.hpp"
@@ -14,12 +15,6 @@
 namespace alerts {
 
 namespace {
-
-std::string number_text(double v) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return buf;
-}
 
 std::uint64_t integer_of(const redisReply* r) {
     if (r->type == REDIS_REPLY_INTEGER) return static_cast<std::uint64_t>(r->integer);
@@ -33,26 +28,96 @@ void expect_array(const redisReply* r, std::size_t n, const char* what) {
     }
 }
 
+// The protocol's form (RESP) of commands, written straight into a buffer.
+void resp_count(std::string& out, char kind, std::size_t n) {
+    char buf[24];
+    buf[0] = kind;
+    const auto r = std::to_chars(buf + 1, buf + sizeof buf, n);
+    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+    out.append("\r\n");
+}
+void resp_arg(std::string& out, std::string_view a) {
+    resp_count(out, '$', a.size());
+    out.append(a);
+    out.append("\r\n");
+}
+void resp_head(std::string& out, std::size_t args, std::string_view command) {
+    out.clear();
+    resp_count(out, '*', args);
+    resp_arg(out, command);
+}
+// "$<len>\r\n<prefix>d:<len(account)>:<account>:<device>\r\n", written in place (one resize).
+void resp_device_key(std::string& out, std::string_view prefix, std::string_view account,
+                     std::string_view device) {
+    char num[2][24];
+    const auto n_acc = std::to_chars(num[1], num[1] + 24, account.size());
+    const std::size_t acc_digits = static_cast<std::size_t>(n_acc.ptr - num[1]);
+    const std::size_t len = prefix.size() + 2 + acc_digits + 1 + account.size() + 1 + device.size();
+    const auto n_len = std::to_chars(num[0], num[0] + 24, len);
+    const std::size_t len_digits = static_cast<std::size_t>(n_len.ptr - num[0]);
+    const std::size_t at = out.size();
+    out.resize(at + 1 + len_digits + 2 + len + 2);
+    char* p = out.data() + at;
+    auto put = [&p](const char* s, std::size_t n) {
+        std::memcpy(p, s, n);
+        p += n;
+    };
+    *p++ = '$';
+    put(num[0], len_digits);
+    put("\r\n", 2);
+    put(prefix.data(), prefix.size());
+    put("d:", 2);
+    put(num[1], acc_digits);
+    *p++ = ':';
+    put(account.data(), account.size());
+    *p++ = ':';
+    put(device.data(), device.size());
+    put("\r\n", 2);
+}
+
+// Restores one record into the core and keeps the device's index.
+class indexing_restorer : public record_sink {
+public:
+    explicit indexing_restorer(alert_core& core) : core_(core) {}
+    void on_device(const device_record& r) override { device = core_.restore_device(r); }
+    void on_cooldown(const cooldown_record& r) override { core_.restore_cooldown(r); }
+    void on_id(std::uint64_t id_hash) override { core_.restore_id(id_hash); }
+    std::uint32_t device = string_interner::npos;
+
+private:
+    alert_core& core_;
+};
+
 }  // namespace
 
 redis_store::redis_store(redis_store_options options)
     : options_(std::move(options)),
       client_(options_.url, options_.timeout),
       due_key_(options_.prefix + "due"),
-      devices_key_(options_.prefix + "devices") {}
+      devices_key_(options_.prefix + "devices"),
+      log_key_(options_.prefix + "created"),
+      log_length_(std::to_string(options_.log_length)) {}
 
 batch_result redis_store::process(alert_core& core, const std::vector<etag>& batch, double now) {
     ++counters_.batches;
     try {
-        collect_keys(batch);
+        if (core.config() != known_config_) {
+            reset_knowledge();
+            known_config_ = core.config();
+        }
+        collect_keys(core, batch);
         for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
             core.forget(touched_);
             touched_.clear();
             read_reconnecting(core, now);
             batch_result result = core.process(batch, now);
+            mark_unread_absent(core);
             remember_touched(core);
             if (options_.before_commit) options_.before_commit();
-            if (commit_changes(core, result)) return result;
+            if (commit_changes(core, result)) {
+                held_.clear();
+                return result;
+            }
             ++counters_.conflicts;
         }
         throw redis_error("redis " + options_.url.text + ": gave up after " +
@@ -61,6 +126,8 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
     } catch (const std::exception& e) {
         ++counters_.failures;
         client_.disconnect();
+        held_.clear();
+        reset_knowledge();       // what the log vouched for is not trusted after a failure
         remember_touched(core);  // whatever was restored is forgotten before the next batch
         std::cerr << "alerts: state store failed, the activation answers an error and stored "
                      "nothing: "
@@ -69,28 +136,142 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
     }
 }
 
-void redis_store::collect_keys(const std::vector<etag>& batch) {
-    keys_.clear();
-    id_keys_.clear();
+std::size_t redis_store::find_or_add(std::string_view account, std::string_view device,
+                                     std::uint64_t h) {
+    const std::size_t mask = table_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+        const std::uint32_t slot = table_[i];
+        if (slot == 0) {
+            devices_.push_back({account, device, h, string_interner::npos});
+            table_[i] = static_cast<std::uint32_t>(devices_.size());
+            return devices_.size() - 1;
+        }
+        const batch_device& d = devices_[slot - 1];
+        if (d.hash == h && d.account == account && d.device == device) return slot - 1;
+    }
+}
+
+void redis_store::collect_keys(const alert_core& core, const std::vector<etag>& batch) {
+    devices_.clear();
+    id_args_.clear();
+    id_count_ = 0;
     id_hashes_.clear();
-    std::unordered_set<std::string_view> seen;
-    std::vector<std::string> keys;
-    keys.reserve(batch.size());
+    // Room for the batch and the due devices outside it (the table grows below if need be).
+    std::size_t size = 64;
+    while (size < 2 * batch.size() + 64) size *= 2;
+    table_.assign(size, 0);
     for (const etag& e : batch) {
-        keys.push_back(redis_device_key(options_.prefix, e.account, e.device));
+        const std::uint64_t h = alert_core::device_key_hash(e.account, e.device);
+        const std::size_t before = devices_.size();
+        const std::size_t at = find_or_add(e.account, e.device, h);
+        if (devices_.size() > before) devices_[at].index = core.find_device(e.account, e.device, h);
         // Heartbeats (most of the stream) are not looked up in the shared window: one that
         // changed its device set the device's stale horizon and last id, which catch its
         // re-delivery (stale, or same time and id); one that changed nothing changes nothing.
         if (e.id.empty() || e.type == etag_type::heartbeat) continue;
-        const std::uint64_t h =
-            alert_core::id_hash(alert_core::device_key_hash(e.account, e.device), e.id);
-        id_hashes_.push_back(h);
-        id_keys_.push_back(redis_id_key(options_.prefix, h));
+        const std::uint64_t id = alert_core::id_hash(h, e.id);
+        id_hashes_.push_back(id);
+        resp_count(id_args_, '$', options_.prefix.size() + 18);
+        append_redis_id_key(id_args_, options_.prefix, id);
+        id_args_.append("\r\n");
+        ++id_count_;
     }
-    for (std::string& k : keys) {
-        if (seen.insert(k).second) keys_.push_back(std::move(k));
+    batch_devices_ = devices_.size();
+}
+
+void redis_store::reset_knowledge() {
+    std::fill(known_.begin(), known_.end(), UNKNOWN);
+    log_valid_ = false;
+}
+
+void redis_store::mark(std::uint32_t index, std::uint8_t what) {
+    if (index == string_interner::npos) return;
+    if (index >= known_.size())
+        known_.resize(std::max<std::size_t>(index + 1, known_.size() * 2), UNKNOWN);
+    known_[index] = what;
+}
+
+// Devices without a record. Most of a fleet never changes (same-state heartbeats), so has no
+// record, and reading their absent keys was most of each batch's read. A process remembers the
+// devices it found without a record, and skips them, as long as the creations log (every
+// commit that creates records appends their keys, with the device counter after it: n, and
+// how many it created: c) shows that none of them got one since. Each read pipelines, before
+// the device MGET, GET of the counter (at T0) and XRANGE of the log after the last entry
+// followed (at T1). The log vouches for the skipped devices when its entries chain (each
+// entry's n - c is the previous n) from the counter as of the last position, and the counter
+// at T0 is no more than the last n: then every record created before T0 is named in an entry,
+// and a skipped device not named had no record at T0 — its state as of T0, as valid for the
+// core as the others' as of the MGET, since every device is decided on its own record and a
+// write is a compare-and-set on it. A device the log names is read (a second trip, rarely).
+// When the log cannot vouch (a gap: trimmed past the position, a record created by a writer
+// that does not log, a counter that went back), everything is forgotten and the skipped
+// devices are read too. Returns whether the knowledge holds.
+bool redis_store::follow_log(const alert_core& core, const redisReply* entries,
+                             std::uint64_t devices_now) {
+    if (entries->type != REDIS_REPLY_ARRAY) throw redis_error("redis: unexpected reply to XRANGE");
+    std::uint64_t total = log_valid_ ? log_total_ : 0;
+    bool chained = log_valid_;
+    bool any = false;
+    std::string_view last_id;
+    for (std::size_t e = 0; e < entries->elements; ++e) {
+        const redisReply* entry = entries->element[e];
+        if (!entry || entry->type != REDIS_REPLY_ARRAY || entry->elements != 2 ||
+            !entry->element[0] || entry->element[0]->type != REDIS_REPLY_STRING ||
+            !entry->element[1] || entry->element[1]->type != REDIS_REPLY_ARRAY) {
+            throw redis_error("redis: unexpected entry in the creations log");
+        }
+        last_id = std::string_view(entry->element[0]->str, entry->element[0]->len);
+        const redisReply* fields = entry->element[1];
+        std::uint64_t n = 0, c = 0;
+        for (std::size_t f = 0; f + 1 < fields->elements; f += 2) {
+            const redisReply* name = fields->element[f];
+            const redisReply* value = fields->element[f + 1];
+            if (!name || !value || name->type != REDIS_REPLY_STRING ||
+                value->type != REDIS_REPLY_STRING) {
+                throw redis_error("redis: unexpected entry in the creations log");
+            }
+            const std::string_view field(name->str, name->len);
+            const std::string_view text(value->str, value->len);
+            if (field == "n") {
+                std::from_chars(text.data(), text.data() + text.size(), n);
+            } else if (field == "c") {
+                std::from_chars(text.data(), text.data() + text.size(), c);
+            } else if (field == "k") {
+                std::string_view account, device;
+                if (parse_redis_device_key(options_.prefix, text, account, device)) {
+                    mark(core.find_device(account, device), PRESENT);
+                }
+            }
+        }
+        if (n < c || n - c != total) chained = false;
+        total = n;
+        any = true;
     }
-    batch_keys_ = keys_.size();
+    // A log read with XREVRANGE (no position yet) gives the latest entry only: a start.
+    const bool full = log_valid_ && entries->elements < LOG_READ_MAX;
+    if (!last_id.empty()) log_id_.assign(last_id);
+    if (log_id_.empty()) log_id_ = "0-0";
+    if (chained && full && devices_now <= total && devices_now >= log_total_) {
+        log_total_ = total;
+        return true;
+    }
+    // Start again from here: the devices read from now on are known as of this position (the
+    // latest entry at T1; the counter as of it, or at T0 if higher: records created unlogged).
+    if (log_valid_) ++counters_.log_resets;
+    reset_knowledge();
+    log_total_ = any ? std::max(total, devices_now) : devices_now;
+    log_valid_ = entries->elements < LOG_READ_MAX;  // else: no start yet, XREVRANGE next time
+    return false;
+}
+
+void redis_store::mark_unread_absent(const alert_core& core) {
+    // Devices read without a record that the core had not seen: known now, after process().
+    if (!mark_absent_) return;
+    for (std::uint32_t i : nil_unknown_) {
+        const batch_device& d = devices_[i];
+        mark(core.find_device(d.account, d.device, d.hash), ABSENT);
+    }
+    nil_unknown_.clear();
 }
 
 void redis_store::read_reconnecting(alert_core& core, double now) {
@@ -102,6 +283,8 @@ void redis_store::read_reconnecting(alert_core& core, double now) {
         // A connection kept from an earlier activation may have died with a Redis restart (or
         // an idle time-out): reads change nothing, so read once more on a fresh connection.
         client_.disconnect();
+        held_.clear();
+        reset_knowledge();
         remember_touched(core);
         core.forget(touched_);
         touched_.clear();
@@ -111,93 +294,199 @@ void redis_store::read_reconnecting(alert_core& core, double now) {
 
 void redis_store::read(alert_core& core, double now) {
     read_.clear();
-    keys_.resize(batch_keys_);  // due keys of an earlier attempt: read again below
-    std::vector<std::string_view> args;
+    held_.clear();
+    nil_unknown_.clear();
+    // Due devices of an earlier attempt: looked up again below (a rare case: rebuild the
+    // table over the batch's devices).
+    if (devices_.size() > batch_devices_) {
+        devices_.resize(batch_devices_);
+        std::fill(table_.begin(), table_.end(), 0);
+        const std::vector<batch_device> batch = std::move(devices_);
+        devices_.clear();
+        for (const batch_device& d : batch) {
+            devices_[find_or_add(d.account, d.device, d.hash)].index = d.index;
+        }
+    }
+    extra_keys_.clear();
+
+    // The batch's devices to read: all but those known to have no record.
+    read_list_.clear();
+    skipped_.clear();
+    device_args_.clear();
+    for (std::uint32_t i = 0; i < batch_devices_; ++i) {
+        const batch_device& d = devices_[i];
+        if (log_valid_ && d.index < known_.size() && known_[d.index] == ABSENT) {
+            skipped_.push_back(i);
+            continue;
+        }
+        read_list_.push_back(i);
+        resp_device_key(device_args_, options_.prefix, d.account, d.device);
+    }
+
+    client_.ensure_connected();
     std::size_t queued = 0;
-    if (!keys_.empty()) {
-        args.assign({"MGET"});
-        args.insert(args.end(), keys_.begin(), keys_.end());
-        client_.append(args);
+    const bool load_script = script_connection_ != client_.connection_count();
+    if (load_script) {
+        client_.append({"SCRIPT", "LOAD", REDIS_COMMIT_SCRIPT});
         ++queued;
     }
-    if (!id_keys_.empty()) {
-        args.assign({"MGET"});
-        args.insert(args.end(), id_keys_.begin(), id_keys_.end());
-        client_.append(args);
+    client_.append({"GET", devices_key_});  // T0, then the log at T1 (follow_log)
+    std::string from = "(" + log_id_;
+    const std::string count = std::to_string(LOG_READ_MAX);
+    if (log_valid_) {
+        client_.append({"XRANGE", log_key_, from, "+", "COUNT", count});
+    } else {
+        client_.append({"XREVRANGE", log_key_, "+", "-", "COUNT", "1"});
+    }
+    queued += 2;
+    if (!read_list_.empty()) {
+        resp_head(head_, read_list_.size() + 1, "MGET");
+        client_.append_resp({head_, device_args_});
         ++queued;
     }
-    const std::string max = number_text(now);
+    if (id_count_ > 0) {
+        resp_head(head_, id_count_ + 1, "MGET");
+        client_.append_resp({head_, id_args_});
+        ++queued;
+    }
+    std::string max;
+    append_redis_number(max, now);
     client_.append({"ZRANGEBYSCORE", due_key_, "-inf", max});
     client_.append({"ZCARD", due_key_});
-    client_.append({"GET", devices_key_});
-    const std::vector<redis_reply> replies = client_.replies(queued + 3);
+    held_ = client_.replies(queued + 2);
 
     std::size_t next = 0;
-    if (!keys_.empty()) {
-        const redisReply* values = replies[next++].get();
-        expect_array(values, keys_.size(), "MGET");
-        for (std::size_t i = 0; i < keys_.size(); ++i) restore(core, keys_[i], values->element[i]);
+    if (load_script) {
+        const redisReply* sha = held_[next++].get();
+        if (sha->type != REDIS_REPLY_STRING)
+            throw redis_error("redis: unexpected reply to SCRIPT LOAD");
+        script_sha_.assign(sha->str, sha->len);
+        script_connection_ = client_.connection_count();
     }
-    if (!id_keys_.empty()) {
-        const redisReply* flags = replies[next++].get();
-        expect_array(flags, id_keys_.size(), "MGET");
-        for (std::size_t i = 0; i < id_keys_.size(); ++i) {
-            if (flags->element[i]->type == REDIS_REPLY_STRING) core.restore_id(id_hashes_[i]);
+    read_devices_ = integer_of(held_[next++].get());
+    const bool knowledge_held = follow_log(core, held_[next++].get(), read_devices_);
+    mark_absent_ = log_valid_;
+    counters_.skipped += skipped_.size();
+    if (!read_list_.empty()) {
+        const redisReply* values = held_[next++].get();
+        expect_array(values, read_list_.size(), "MGET");
+        for (std::size_t j = 0; j < read_list_.size(); ++j) {
+            const std::uint32_t i = read_list_[j];
+            const redisReply* value = values->element[j];
+            if (value && value->type == REDIS_REPLY_STRING) {
+                restore(core, devices_[i], value);
+            } else if (mark_absent_) {
+                if (devices_[i].index != string_interner::npos) {
+                    mark(devices_[i].index, ABSENT);
+                } else {
+                    nil_unknown_.push_back(i);
+                }
+            }
         }
     }
-    const redisReply* due = replies[next++].get();
+    if (id_count_ > 0) {
+        const redisReply* flags = held_[next++].get();
+        expect_array(flags, id_count_, "MGET");
+        for (std::size_t i = 0; i < id_count_; ++i) {
+            const redisReply* flag = flags->element[i];
+            if (flag && flag->type == REDIS_REPLY_STRING) core.restore_id(id_hashes_[i]);
+        }
+    }
+    const redisReply* due = held_[next++].get();
     if (due->type != REDIS_REPLY_ARRAY) throw redis_error("redis: unexpected reply to ZRANGE");
-    read_pending_ = integer_of(replies[next++].get());
-    read_devices_ = integer_of(replies[next++].get());
+    read_pending_ = integer_of(held_[next++].get());
 
-    // Due holds of devices outside the batch: a second round trip, only when there are some.
-    std::vector<std::string> extra;
-    {
-        const std::unordered_set<std::string_view> in_batch(keys_.begin(), keys_.end());
-        for (std::size_t i = 0; i < due->elements; ++i) {
-            std::string key(due->element[i]->str, due->element[i]->len);
-            if (in_batch.count(key) == 0) extra.push_back(std::move(key));
+    // A second round trip, only when needed: skipped devices the log named (or all of them,
+    // when it could not vouch), and due holds of devices outside the batch.
+    second_.clear();
+    for (std::uint32_t i : skipped_) {
+        const std::uint32_t index = devices_[i].index;
+        if (!knowledge_held || known_[index] != ABSENT) second_.push_back(i);
+    }
+    counters_.skipped -= second_.size();
+    extra_keys_.reserve(due->elements);  // devices_ views into these strings: no reallocation
+    for (std::size_t i = 0; i < due->elements; ++i) {
+        const redisReply* member = due->element[i];
+        if (!member || member->type != REDIS_REPLY_STRING)
+            throw redis_error("redis: unexpected reply to ZRANGE");
+        const std::string_view key(member->str, member->len);
+        std::string_view account;
+        std::string_view device;
+        if (!parse_redis_device_key(options_.prefix, key, account, device)) {
+            throw redis_error("redis: '" + std::string(key) + "' in the due set is no device key");
+        }
+        const std::uint64_t h = alert_core::device_key_hash(account, device);
+        if (devices_.size() * 2 + 2 > table_.size()) {
+            // Grow: rebuild the table over every device so far.
+            table_.assign(table_.size() * 2, 0);
+            const std::vector<batch_device> all = std::move(devices_);
+            devices_.clear();
+            for (const batch_device& d : all)
+                devices_[find_or_add(d.account, d.device, d.hash)].index = d.index;
+        }
+        const std::size_t before = devices_.size();
+        const std::size_t at = find_or_add(account, device, h);
+        // In the batch: read already (or known without a record as of T0, as a device read
+        // without one by the MGET is as of that read: a hold due since is matured later).
+        if (devices_.size() == before) continue;
+        extra_keys_.emplace_back(key);
+        parse_redis_device_key(options_.prefix, extra_keys_.back(), devices_[at].account,
+                               devices_[at].device);
+        second_.push_back(static_cast<std::uint32_t>(at));
+    }
+    if (second_.empty()) return;
+    std::vector<std::string_view> args{"MGET"};
+    std::vector<std::string> keys;
+    keys.reserve(second_.size());
+    for (std::uint32_t i : second_) {
+        keys.push_back(redis_device_key(options_.prefix, devices_[i].account, devices_[i].device));
+    }
+    args.insert(args.end(), keys.begin(), keys.end());
+    client_.append(args);
+    std::vector<redis_reply> values = client_.replies(1);
+    expect_array(values[0].get(), second_.size(), "MGET");
+    for (std::size_t j = 0; j < second_.size(); ++j) {
+        const std::uint32_t i = second_[j];
+        const redisReply* value = values[0]->element[j];
+        if (value && value->type == REDIS_REPLY_STRING) {
+            restore(core, devices_[i], value);
+        } else if (mark_absent_ && i < batch_devices_) {
+            if (devices_[i].index != string_interner::npos) {
+                mark(devices_[i].index, ABSENT);
+            } else {
+                nil_unknown_.push_back(i);
+            }
         }
     }
-    for (std::string& key : extra) keys_.push_back(std::move(key));
-    if (keys_.size() == batch_keys_) return;
-    args.assign({"MGET"});
-    args.insert(args.end(), keys_.begin() + static_cast<std::ptrdiff_t>(batch_keys_), keys_.end());
-    client_.append(args);
-    const std::vector<redis_reply> values = client_.replies(1);
-    expect_array(values[0].get(), keys_.size() - batch_keys_, "MGET");
-    for (std::size_t i = batch_keys_; i < keys_.size(); ++i) {
-        restore(core, keys_[i], values[0]->element[i - batch_keys_]);
-    }
+    held_.push_back(std::move(values[0]));
 }
 
-void redis_store::restore(alert_core& core, std::string_view key, const redisReply* value) {
-    if (value->type != REDIS_REPLY_STRING) return;  // never changed: a blank device
-    std::string_view account;
-    std::string_view device;
+void redis_store::restore(alert_core& core, const batch_device& d, const redisReply* value) {
+    if (!value || value->type != REDIS_REPLY_STRING) return;  // never changed: a blank device
     const std::string_view text(value->str, value->len);
-    core_restorer restorer(core);
-    if (!parse_redis_device_key(options_.prefix, key, account, device) ||
-        !decode_redis_value(text, account, device, restorer)) {
-        throw redis_error("redis: '" + std::string(key) + "' holds no device record: '" +
-                          std::string(text.substr(0, 80)) + "'");
+    indexing_restorer restorer(core);
+    if (!decode_redis_value(text, d.account, d.device, restorer)) {
+        throw redis_error("redis: '" + redis_device_key(options_.prefix, d.account, d.device) +
+                          "' holds no device record: '" + std::string(text.substr(0, 80)) + "'");
     }
-    read_.emplace(std::string(key), std::string(text));
+    if (restorer.device == string_interner::npos) return;  // its account left the config
+    touched_.push_back(restorer.device);
+    mark(restorer.device, PRESENT);
+    read_.emplace(restorer.device, text);
 }
 
 void redis_store::remember_touched(const alert_core& core) {
-    for (const std::string& key : keys_) {
-        std::string_view account;
-        std::string_view device;
-        if (!parse_redis_device_key(options_.prefix, key, account, device)) continue;
-        const std::uint32_t i = core.find_device(account, device);
-        if (i != string_interner::npos) touched_.push_back(i);
-    }
+    // The batch's devices the core resolved, and what it changed (the restored ones are in
+    // touched_ already): together every device whose state differs from a blank one.
+    core.batch_devices(touched_);
+    const change_set& changes = core.changes();
+    touched_.insert(touched_.end(), changes.devices.begin(), changes.devices.end());
 }
 
 bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     const change_set& changes = core.changes();
-    std::vector<std::uint32_t> devices = changes.devices;
+    std::vector<std::uint32_t>& devices = commit_devices_;
+    devices.assign(changes.devices.begin(), changes.devices.end());
     for (std::uint64_t key : changes.cooldowns) devices.push_back(core.cooldown_device(key));
     // A device that raised an alert is written too (its last event), even without a cooldown:
     // the compare-and-set on its record is what keeps two containers from both sending it.
@@ -209,37 +498,68 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         result.stats.devices = read_devices_;
         return true;
     }
-    std::vector<std::string> keys{due_key_, devices_key_};
-    std::vector<std::string> argv{std::to_string(devices.size()), std::to_string(options_.id_ttl)};
+    // KEYS: the due set, the counter, the creations log, the device keys, the id keys; ARGV: n,
+    // the TTL, the log's length, then per device the record as read, the new one and the due
+    // time (redis_scripts.hpp).
+    const std::size_t n = devices.size();
+    const std::size_t numkeys = 3 + n + changes.ids.size();
+    command_.clear();
+    resp_arg(command_, std::to_string(numkeys));
+    resp_arg(command_, due_key_);
+    resp_arg(command_, devices_key_);
+    resp_arg(command_, log_key_);
+    for (std::uint32_t d : devices) {
+        resp_device_key(command_, options_.prefix, core.account_id(core.slot(d).account),
+                        core.device_id(d));
+    }
+    for (std::uint64_t id : changes.ids) {
+        resp_count(command_, '$', options_.prefix.size() + 18);
+        append_redis_id_key(command_, options_.prefix, id);
+        command_.append("\r\n");
+    }
+    resp_arg(command_, std::to_string(n));
+    resp_arg(command_, std::to_string(options_.id_ttl));
+    resp_arg(command_, log_length_);
     redis_value_encoder encoder;
     for (std::uint32_t d : devices) {
-        std::string key = redis_device_key(options_.prefix, core.account_id(core.slot(d).account),
-                                           core.device_id(d));
-        auto it = read_.find(key);
-        argv.push_back(it == read_.end() ? std::string() : it->second);
+        auto it = read_.find(d);
+        resp_arg(command_, it == read_.end() ? std::string_view() : it->second);
         core.export_device(d, encoder);
         core.export_cooldowns_of(d, encoder);
-        argv.push_back(encoder.finish());
+        record_ = encoder.finish();
+        resp_arg(command_, record_);
         const device_slot& slot = core.slot(d);
-        argv.push_back(hold_pending(slot) ? number_text(hold_due(slot, core.config()->holds))
-                                          : std::string());
-        keys.push_back(std::move(key));
+        record_.clear();
+        if (hold_pending(slot)) append_redis_number(record_, hold_due(slot, core.config()->holds));
+        resp_arg(command_, record_);
     }
-    for (std::uint64_t id : changes.ids) keys.push_back(redis_id_key(options_.prefix, id));
-
-    std::vector<std::string_view> args{"EVAL", REDIS_COMMIT_SCRIPT};
-    const std::string numkeys = std::to_string(keys.size());
-    args.push_back(numkeys);
-    args.insert(args.end(), keys.begin(), keys.end());
-    args.insert(args.end(), argv.begin(), argv.end());
-    client_.append(args);
-    const std::vector<redis_reply> replies = client_.replies(1);
-    const redisReply* r = replies[0].get();
+    const std::size_t args = 2 + 1 + numkeys + 3 + 3 * n;
+    // EVALSHA of the script loaded on this connection; should Redis have lost it (SCRIPT
+    // FLUSH), EVAL in the same attempt (which loads it again).
+    resp_head(head_, args, "EVALSHA");
+    resp_arg(head_, script_sha_);
+    client_.append_resp({head_, command_});
+    client_.count_round_trip();
+    redis_reply reply = client_.reply_or_error();
+    if (reply->type == REDIS_REPLY_ERROR &&
+        std::string_view(reply->str, reply->len).substr(0, 8) == "NOSCRIPT") {
+        resp_head(head_, args, "EVAL");
+        resp_arg(head_, REDIS_COMMIT_SCRIPT);
+        client_.append_resp({head_, command_});
+        reply = std::move(client_.replies(1)[0]);
+    }
+    if (reply->type == REDIS_REPLY_ERROR) {
+        const std::string text(reply->str, reply->len);
+        client_.disconnect();
+        throw redis_error("redis " + options_.url.text + ": " + text);
+    }
+    const redisReply* r = reply.get();
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
         throw redis_error("redis: unexpected reply to the commit script");
     }
     if (integer_of(r->element[0]) == 0) return false;
     ++counters_.commits;
+    for (std::uint32_t d : devices) mark(d, PRESENT);
     result.stats.pending = integer_of(r->element[1]);
     result.stats.devices = r->elements > 2 ? integer_of(r->element[2]) : 0;
     return true;

@@ -6,13 +6,15 @@
 //     by `now` (a second round trip fetches the records of due devices outside the batch, if
 //     any);
 //  2. lets the core decide, exactly as with the in-process state;
-//  3. commits in one Lua script: every record the core changed is written only if its stored
-//     text is still the one read (compare-and-set), with its due time in the sorted set and the
-//     ids of effective events with a TTL — all or nothing. When another container changed one
+//  3. commits in one Lua script (EVALSHA; SCRIPT LOAD rides along with the first read of each
+//     connection): every record the core changed is written only if its stored text is still
+//     the one read (compare-and-set), with its due time in the sorted set and the ids of
+//     effective events with a TTL — all or nothing. When another container changed one
 //     of those devices in between, nothing is written and the batch is decided again on fresh
 //     records. Same-state heartbeats change no record, so a batch of them writes nothing.
 // A failure throws redis_error (the activation answers an error), logs one line and drops the
-// connection; the next activation reconnects. Nothing is kept in the process between batches.
+// connection; the next activation reconnects. Nothing is kept in the process between batches
+// (the device table and the command buffers are reused, never their contents).
 #pragma once
 
 #include <chrono>
@@ -31,7 +33,8 @@ struct redis_store_options {
     std::string prefix = "alerts:";
     int id_ttl = 600;  // seconds a recent event id is remembered (ALERT_REDIS_ID_TTL)
     std::chrono::milliseconds timeout{2000};
-    int max_attempts = 32;  // commits lost to other containers before giving up
+    int max_attempts = 32;   // commits lost to other containers before giving up
+    int log_length = 10000;  // entries the creations log keeps (approximately)
     /// Runs between the read and the commit of every attempt: lets the tests put another
     /// container's commit exactly there. Unset in the actions.
     std::function<void()> before_commit;
@@ -43,6 +46,8 @@ struct redis_store_counters {
     std::uint64_t commits = 0;
     std::uint64_t conflicts = 0;
     std::uint64_t failures = 0;
+    std::uint64_t skipped = 0;     // device reads saved: known to have no record
+    std::uint64_t log_resets = 0;  // times the creations log could not vouch for those
 };
 
 class redis_store : public state_store {
@@ -57,10 +62,24 @@ public:
     std::uint64_t round_trips() const { return client_.round_trips(); }
 
 private:
-    void collect_keys(const std::vector<etag>& batch);
+    struct batch_device {
+        std::string_view account, device;  // into the batch, or into extra_keys_
+        std::uint64_t hash = 0;            // alert_core::device_key_hash
+        std::uint32_t index = 0;           // in the core, or string_interner::npos
+    };
+    // What this process knows of a device's record (by core index).
+    enum : std::uint8_t { UNKNOWN = 0, ABSENT = 1, PRESENT = 2 };
+    static constexpr std::size_t LOG_READ_MAX = 1000;  // log entries followed per read
+
+    void collect_keys(const alert_core& core, const std::vector<etag>& batch);
+    bool follow_log(const alert_core& core, const redisReply* entries, std::uint64_t devices_now);
+    void reset_knowledge();
+    void mark(std::uint32_t index, std::uint8_t what);
+    void mark_unread_absent(const alert_core& core);
+    std::size_t find_or_add(std::string_view account, std::string_view device, std::uint64_t h);
     void read_reconnecting(alert_core& core, double now);
     void read(alert_core& core, double now);
-    void restore(alert_core& core, std::string_view key, const redisReply* value);
+    void restore(alert_core& core, const batch_device& d, const redisReply* value);
     void remember_touched(const alert_core& core);
     bool commit_changes(const alert_core& core, batch_result& result);
 
@@ -69,16 +88,43 @@ private:
     redis_store_counters counters_;
     std::string due_key_;
     std::string devices_key_;
+    std::string log_key_;
+    std::string log_length_;
+    std::string script_sha_;               // of REDIS_COMMIT_SCRIPT, from SCRIPT LOAD
+    std::uint64_t script_connection_ = 0;  // the connection it was loaded on
 
-    // Per batch.
-    std::vector<std::string> keys_;  // device keys: the batch's, then due ones outside it
-    std::size_t batch_keys_ = 0;
-    std::unordered_map<std::string, std::string> read_;  // key -> record text as read
-    std::vector<std::string> id_keys_;
+    // Per batch. Commands are written in the protocol's form into reused buffers, replies kept
+    // until the commit (the records as read are views into them): no string per key.
+    std::vector<batch_device> devices_;  // the batch's distinct devices, then due ones outside it
+    std::size_t batch_devices_ = 0;
+    std::vector<std::uint32_t> table_;  // open addressing over devices_: index + 1, 0 = empty
+    std::string device_args_;           // RESP arguments: the batch's device keys
+    std::string id_args_;               // RESP arguments: the id keys
+    std::size_t id_count_ = 0;
+    std::string head_;     // a command's RESP header
+    std::string command_;  // the commit's arguments
     std::vector<std::uint64_t> id_hashes_;
+    std::vector<std::string> extra_keys_;  // due device keys outside the batch
+    std::vector<redis_reply> held_;        // the replies the records as read point into
+    std::unordered_map<std::uint32_t, std::string_view> read_;  // device index -> record as read
     std::vector<std::uint32_t> touched_;  // device indices to forget before the next batch
+    std::vector<std::uint32_t> commit_devices_;
+    std::string record_;
     std::uint64_t read_pending_ = 0;
     std::uint64_t read_devices_ = 0;
+
+    // Devices known to have no record, and the position in the creations log from which that
+    // holds (redis_store.cpp, "Devices without a record"). Kept between batches.
+    std::vector<std::uint8_t> known_;
+    bool log_valid_ = false;
+    std::string log_id_;           // the last entry followed ("0-0": none yet)
+    std::uint64_t log_total_ = 0;  // the device counter as of that position
+    const alert_config* known_config_ = nullptr;
+    std::vector<std::uint32_t> read_list_;    // positions in devices_ read by the MGET
+    std::vector<std::uint32_t> skipped_;      // positions in devices_ not read
+    std::vector<std::uint32_t> second_;       // positions in devices_ read in a second trip
+    std::vector<std::uint32_t> nil_unknown_;  // read, no record, not yet in the core
+    bool mark_absent_ = false;                // this attempt's nil replies prove absence
 };
 
 }  // namespace alerts
