@@ -50,11 +50,11 @@ activation_engine::activation_engine(asio::io_context& loop, asio::thread_pool& 
       // A request written to a pipelining action that died before reading it is sent again
       // (twice at most); for a window of one, the write failing ends the activation.
       max_attempts_(pipelined_ ? 3 : 1),
-      stdin_(loop),
-      output_(loop),
-      exit_(loop),
-      deadline_timer_(loop),
-      quiet_timer_(loop),
+      stdin_(loop.get_executor()),
+      output_(loop.get_executor()),
+      exit_(loop.get_executor()),
+      deadline_timer_(loop.get_executor()),
+      quiet_timer_(loop.get_executor()),
       read_buffer_(READ_BUFFER) {}
 
 activation_engine::~activation_engine() {
@@ -126,10 +126,10 @@ void activation_engine::detach() {
     boost::system::error_code ignored;
     deadline_timer_.cancel();
     quiet_timer_.cancel();
-    for (auto* descriptor : {&stdin_, &output_, &exit_}) {
-        if (!descriptor->is_open()) continue;
-        descriptor->cancel(ignored);
-        descriptor->release();
+    for (auto* watched : {&stdin_, &output_, &exit_}) {
+        if (!watched->is_open()) continue;
+        watched->cancel(ignored);
+        watched->release();
     }
 }
 

@@ -139,12 +139,21 @@ private:
     const size_t max_depth_;  // the most unanswered requests written
     const int max_attempts_;  // writes of one request to processes that die before reading it
 
+    // Bound to the loop's own executor type (not the type-erased default, which costs a copy
+    // and a destruction of the executor per operation).
+    using descriptor =
+        boost::asio::posix::basic_stream_descriptor<boost::asio::io_context::executor_type>;
+    using timer =
+        boost::asio::basic_waitable_timer<std::chrono::steady_clock,
+                                          boost::asio::wait_traits<std::chrono::steady_clock>,
+                                          boost::asio::io_context::executor_type>;
+
     // Views of the executor's descriptors (released, never closed, by detach()).
-    boost::asio::posix::stream_descriptor stdin_;
-    boost::asio::posix::stream_descriptor output_;
-    boost::asio::posix::stream_descriptor exit_;
-    boost::asio::steady_timer deadline_timer_;
-    boost::asio::steady_timer quiet_timer_;
+    descriptor stdin_;
+    descriptor output_;
+    descriptor exit_;
+    timer deadline_timer_;
+    timer quiet_timer_;
 
     phase phase_ = phase::restarting;  // until start()
     bool broken_ = false;              // the process was stopped or found dead

@@ -16,6 +16,12 @@ void frame_request(std::string_view body, std::string& out);
 /// is exactly one JSON object or array.
 bool is_object_or_array(std::string_view line);
 
+/// The fast half of is_object_or_array(): true only when `text` is one JSON object or array
+/// (surrounding whitespace allowed) made of printable-ASCII strings without escapes, numbers
+/// without exponent, literals, at most 64 levels deep. False says nothing: the full parser
+/// decides. Never true where nlohmann::json::accept is false (fuzz_framing checks it).
+bool is_plain_json_container(std::string_view text);
+
 /// The value of a top-level string (or number) field of a JSON object, without parsing the
 /// whole body: nested objects, arrays and strings are skipped. Empty when absent or when
 /// the body is not an object.

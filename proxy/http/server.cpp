@@ -35,13 +35,13 @@ public:
         : io_(io), acceptor_(acceptor), retry_(io), context_(context) {}
 
     void accept() {
-        acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+        acceptor_.async_accept(io_, [this](boost::system::error_code ec, loop_socket socket) {
             on_accept(ec, std::move(socket));
         });
     }
 
 private:
-    void on_accept(boost::system::error_code ec, tcp::socket socket) {
+    void on_accept(boost::system::error_code ec, loop_socket socket) {
         if (ec) {
             // Out of descriptors (or similar): try again shortly instead of spinning.
             spdlog::warn("cannot accept a connection: {}", ec.message());

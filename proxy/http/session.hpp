@@ -37,7 +37,7 @@ struct server_context {
 
 class session : public std::enable_shared_from_this<session> {
 public:
-    session(boost::asio::ip::tcp::socket socket, server_context& context)
+    session(loop_socket socket, server_context& context)
         : stream_(std::move(socket)), context_(context), timeout_(context.timeouts.add(stream_)) {}
     ~session() { context_.timeouts.remove(timeout_); }
     session(const session&) = delete;
@@ -63,7 +63,7 @@ private:
     void on_written(error_code ec, bool close);
     void drain_and_close();
 
-    boost::asio::ip::tcp::socket stream_;
+    loop_socket stream_;
     boost::beast::flat_buffer buffer_;  // reused across the connection's requests
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
     boost::beast::http::response<boost::beast::http::string_body> response_;

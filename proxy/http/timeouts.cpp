@@ -4,7 +4,7 @@ namespace actionloop {
 
 connection_timeouts::connection_timeouts(boost::asio::io_context& loop) : timer_(loop) { sweep(); }
 
-connection_timeouts::handle connection_timeouts::add(boost::asio::ip::tcp::socket& socket) {
+connection_timeouts::handle connection_timeouts::add(loop_socket& socket) {
     return entries_.insert(entries_.end(), entry{&socket});
 }
 

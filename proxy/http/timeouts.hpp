@@ -14,12 +14,17 @@
 
 namespace actionloop {
 
+/// A connection's socket, bound to the loop's own executor type: the type-erased default
+/// (any_io_executor) costs a copy and a destruction of the executor per operation.
+using loop_socket =
+    boost::asio::basic_stream_socket<boost::asio::ip::tcp, boost::asio::io_context::executor_type>;
+
 class connection_timeouts {
 public:
     using clock = std::chrono::steady_clock;
 
     struct entry {
-        boost::asio::ip::tcp::socket* socket;
+        loop_socket* socket;
         clock::time_point expires = clock::time_point::max();
     };
     using handle = std::list<entry>::iterator;
@@ -27,7 +32,7 @@ public:
     explicit connection_timeouts(boost::asio::io_context& loop);
 
     /// A connection to watch (its deadline: none yet). On the loop, as all of this.
-    handle add(boost::asio::ip::tcp::socket& socket);
+    handle add(loop_socket& socket);
     void remove(handle connection) { entries_.erase(connection); }
     /// The connection is closed if still waiting `after` from now (1 s granularity).
     static void expires_after(handle connection, clock::duration after) {

@@ -17,6 +17,29 @@ TEST_CASE("frame_request removes every newline and ends the line") {
     CHECK(out == "{\"s\":\"x\\ny\"}\n");
 }
 
+TEST_CASE(
+    "is_plain_json_container: the usual answers in one pass, anything unusual left to the parser") {
+    CHECK(is_plain_json_container("{\"greeting\":\"Hello, Mike!\"}\n"));
+    CHECK(is_plain_json_container(
+        " [1, -2.5, 0, true, false, null, {}, [], {\"a\":[{\"b\":\"\"}]}] \n"));
+    CHECK(is_plain_json_container("{}"));
+    CHECK(is_plain_json_container("[]"));
+    // Valid, but outside the plain subset: the parser decides (is_object_or_array is true).
+    for (const char* unusual : {"{\"a\":\"\\n\"}", "{\"a\":1e3}", "{\"a\":\"\xc3\xa9\"}",
+                                "[11111111111111111111111111111111]"}) {
+        CHECK_FALSE(is_plain_json_container(unusual));
+        CHECK(is_object_or_array(unusual));
+    }
+    CHECK_FALSE(is_plain_json_container(std::string(65, '[') + std::string(65, ']')));
+    CHECK(is_object_or_array(std::string(65, '[') + std::string(65, ']')));
+    // Not JSON, or not one container.
+    for (const char* bad :
+         {"{", "[1,]", "{\"a\":}", "{\"a\" 1}", "{\"a\":1,}", "[1 2]", "{}{}", "[] x", "[01]",
+          "[-]", "[1.]", "[tru]", "{1:2}", "\"s\"", "42", "[\"a]", "[1]]", "{]"}) {
+        CHECK_FALSE(is_plain_json_container(bad));
+    }
+}
+
 TEST_CASE("is_object_or_array accepts exactly one object or array") {
     CHECK(is_object_or_array("{\"a\":1}\n"));
     CHECK(is_object_or_array("   {\"a\":1}   \n"));
