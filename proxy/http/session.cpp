@@ -202,16 +202,27 @@ void session::respond_knative(knative::response answer, bool head) {
     write_response(false);
 }
 
-// One answer, header and body in one write; Content-Length always.
+// One answer, header and body in one write (a gather of two buffers); Content-Length always.
+// The header is written here into a reused string, field for field what Beast's serializer
+// wrote (Content-Type, Connection where the version needs it, Content-Length), without
+// building a field list per answer.
 void session::respond(int status, std::string body, bool json, bool close) {
-    response_ = {};
-    response_.version(version_);
-    response_.result(static_cast<unsigned>(status));
-    if (json) response_.set(http::field::content_type, "application/json");
-    response_.body() = std::move(body);
-    response_.keep_alive(keep_alive_ && !close);
-    response_.prepare_payload();
-    write_response(close);
+    const bool keep = keep_alive_ && !close;
+    head_.clear();
+    head_.append(version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+    head_.append(std::to_string(status)).push_back(' ');
+    const auto reason = http::obsolete_reason(static_cast<http::status>(status));
+    head_.append(reason.data(), reason.size()).append("\r\n");
+    if (json) head_.append("Content-Type: application/json\r\n");
+    if (version_ >= 11 && !keep) head_.append("Connection: close\r\n");
+    if (version_ < 11 && keep) head_.append("Connection: keep-alive\r\n");
+    head_.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n\r\n");
+    body_ = std::move(body);
+    connection_timeouts::expires_after(timeout_, IO_TIMEOUT);
+    const std::array<asio::const_buffer, 2> parts{asio::buffer(head_), asio::buffer(body_)};
+    asio::async_write(stream_, parts, [self = shared_from_this(), close](error_code ec, size_t) {
+        self->on_written(ec, close);
+    });
 }
 
 void session::write_response(bool close) {

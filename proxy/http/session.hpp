@@ -66,7 +66,9 @@ private:
     loop_socket stream_;
     boost::beast::flat_buffer buffer_;  // reused across the connection's requests
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
-    boost::beast::http::response<boost::beast::http::string_body> response_;
+    boost::beast::http::response<boost::beast::http::string_body> response_;  // knative's
+    std::string head_;  // an answer's status line and fields (reused)
+    std::string body_;
     unsigned version_ = 11;
     bool keep_alive_ = true;
     std::optional<in_flight_ticket> ticket_;  // an /init or /run until its answer is written
