@@ -257,8 +257,7 @@ void activation_engine::on_read(std::uint64_t token, const boost::system::error_
                                 size_t n) {
     if (token != read_token_) return;  // cancelled: its process is gone
     reading_ = false;
-    if (ec && ec != asio::error::eof) output_eof_ = true;  // an error ends fd 3 too
-    if (ec == asio::error::eof || n == 0) output_eof_ = true;
+    if (ec || n == 0) output_eof_ = true;  // EOF, or an error: fd 3 has ended either way
     if (phase_ == phase::discarding) {
         discarded_ += n;
         if (output_eof_ || clock::now() >= discard_until_) {

@@ -86,8 +86,6 @@ public:
     bool pipelined() const { return pipelined_; }
     /// "exit status N" / "killed by signal N (SIGSEGV)" of the last process.
     std::string describe_exit() const { return action_->describe_exit(); }
-    /// Requests written (or being written) and not yet answered.
-    size_t in_flight() const { return in_flight_.size(); }
     /// Activations waiting for their turn to be written (for metrics).
     size_t waiting() const { return waiting_.size(); }
 

@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -206,30 +205,6 @@ int poll_timeout(std::chrono::steady_clock::time_point deadline) {
     auto left = duration_cast<microseconds>(deadline - steady_clock::now()).count();
     if (left <= 0) return 0;
     return static_cast<int>(std::min<long long>((left + 999) / 1000, 1LL << 30));
-}
-
-write_result write_all(int fd, std::string_view first, std::string_view second, int exit_fd,
-                       std::chrono::steady_clock::time_point deadline) {
-    while (!first.empty() || !second.empty()) {
-        iovec parts[2] = {{const_cast<char*>(first.data()), first.size()},
-                          {const_cast<char*>(second.data()), second.size()}};
-        ssize_t n =
-            first.empty() ? ::write(fd, second.data(), second.size()) : ::writev(fd, parts, 2);
-        if (n > 0) {
-            size_t done = static_cast<size_t>(n);
-            size_t from_first = std::min(done, first.size());
-            first.remove_prefix(from_first);
-            second.remove_prefix(done - from_first);
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && errno != EAGAIN) return write_result::gone;  // EPIPE
-        bool exited = false;
-        short revents = wait_fd(fd, POLLOUT, exit_fd, poll_timeout(deadline), exited);
-        if (exited || (revents & (POLLERR | POLLHUP)) != 0) return write_result::gone;
-        if (revents == 0) return write_result::late;
-    }
-    return write_result::written;
 }
 
 }  // namespace actionloop

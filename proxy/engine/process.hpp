@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace actionloop {
@@ -91,14 +90,6 @@ short wait_fd(int fd, short events, int exit_fd, int timeout_ms, bool& exited);
 /// Milliseconds until `deadline` for poll(): rounded up (so a wait never ends early), 0 once
 /// it has passed, -1 (forever) for time_point::max().
 int poll_timeout(std::chrono::steady_clock::time_point deadline);
-
-enum class write_result { written, gone, late };
-
-/// Writes all of `first` then `second` (one writev when they fit), polling when the
-/// (non-blocking) fd is full; gives up when the reader is gone (`exit_fd` fired, EPIPE) or
-/// when `deadline` passes.
-write_result write_all(int fd, std::string_view first, std::string_view second, int exit_fd,
-                       std::chrono::steady_clock::time_point deadline);
 
 void set_nonblocking(int fd);
 
