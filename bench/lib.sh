@@ -111,6 +111,21 @@ peak_rss_kb() {
     echo "${kb:-0}"
 }
 
+# cpu_ticks PID: the CPU time (user + system, in clock ticks) PID and its descendants have
+# used so far (a proxy and its action; nginx's master and worker; 0 when PID is gone). The
+# process tree is read once (a walk with ps per process would find its own subshells).
+cpu_ticks() {
+    local pid total=0 ticks
+    for pid in $(ps -e -o pid=,ppid= | awk -v root="$1" '
+            {parent[$1] = $2} END {
+                for (p in parent) { q = p; while (q != "" && q != 0 && q != root) q = parent[q]
+                                    if (q == root) print p } }'); do
+        ticks=$(awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$pid/stat" 2> /dev/null) || ticks=0
+        total=$((total + ${ticks:-0}))
+    done
+    echo "$total"
+}
+
 # children_peak_rss_kb PID: the summed peak RSS of PID's children (a proxy's action process).
 children_peak_rss_kb() {
     local total=0 c

@@ -66,6 +66,9 @@ const knob VARIABLES[] = {
      "after SIGTERM, how long activations in flight may take to finish before the action is "
      "stopped and the proxy exits 0"},
     {"OW_PIPELINE", "on", "pipelined /runs for actions that accept them; 0 turns it off"},
+    {"OW_SPIN_US", "50",
+     "microseconds the idle event loop polls before it sleeps, while requests come less than "
+     "1 ms apart and no activation is in flight; 0 turns it off"},
     {"SPDLOG_LEVEL", "warn", "the proxy's own diagnostics on stderr (-debug: debug)"},
     {"ACTIONLOOP_CXXFLAGS", "empty",
      "extra flags for compile (e.g. -O2): in /init's env, or "
@@ -195,6 +198,7 @@ settings load_settings(int argc, char** argv) {
     s.threads = env_number("OW_THREADS", s.threads);
     s.shutdown_timeout_ms = env_number("OW_SHUTDOWN_TIMEOUT_MS", s.shutdown_timeout_ms);
     if (s.threads == 0) s.threads = 1;
+    s.spin_us = env_number("OW_SPIN_US", s.spin_us);
     const std::string pipeline = env_string("OW_PIPELINE");
     s.pipeline = !(pipeline == "0" || pipeline == "false" || pipeline == "off");
     s.cxxflags = env_string("ACTIONLOOP_CXXFLAGS");

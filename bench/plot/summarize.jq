@@ -3,7 +3,8 @@
 # ratios to nginx's, the Go proxy's and the bare server's medians at the same configuration
 # (null when that peer was not measured, or when a run of it crashed, hung or erred),
 # summed errors, the state ("ok", or the states of the runs that were not, e.g. "crashed"),
-# and the peak RSS of the server and of its action process ($rss: [{server, proxy_kb,
+# the CPU the server and its action used (cpu_us: per request; cores: per second of the run,
+# medians), and the peak RSS of the server and of its action process ($rss: [{server, proxy_kb,
 # action_kb}]).
 def median: sort | if length == 0 then null
     elif length % 2 == 1 then .[length / 2 | floor]
@@ -22,6 +23,9 @@ split("\n") | map(select(length > 0) | split(",")) | .[0] as $head
       etags_s_min: (map(.req_s * .batch) | min), etags_s_max: (map(.req_s * .batch) | max),
       errors: (map(.socket_errors + .status_errors) | add),
       requests: (map(.requests) | add),
+      cpu_us: (map(select(.requests > 0 and (.cpu_s // 0) > 0) | .cpu_s * 1e6 / .requests)
+               | median),
+      cores: (map(select((.cpu_s // 0) > 0) | .cpu_s / .duration_s) | median),
       state: (map(.state // "ok" | select(. != "ok")) | unique
               | if length == 0 then "ok" else join(", ") end),
       bad_runs: (map(select((.state // "ok") != "ok")) | length)}

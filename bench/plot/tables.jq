@@ -31,6 +31,8 @@ def wrk: "-t\(.threads) -c\(.connections)";
       + " · \(.errors | commas) errors"
       + if .batch > 0 then " · \(.etags_s | commas) ETags/s" else "" end
     end;
+  def cpu: if .cpu_us == null then "—"
+    else "\(.cpu_us * 10 | round / 10) (\(.cores * 100 | round / 100))" end;
   def rss: "\((.proxy_kb // 0) / 1024 | round) + \((.action_kb // 0) / 1024 | round) MB";
 
   "Side by side (median req/s · ratio to nginx" + (if $has_go then " and to the Go proxy" else "" end)
@@ -45,12 +47,12 @@ def wrk: "-t\(.threads) -c\(.connections)";
   "",
   "Every row:",
   "",
-  "| server | wrk | median req/s | min–max req/s | × nginx | × Go | × bare | p50 µs | p99 µs | errors | state | peak RSS proxy + action |",
-  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+  "| server | wrk | median req/s | min–max req/s | × nginx | × Go | × bare | p50 µs | p99 µs | errors | state | CPU µs/request (cores) | peak RSS proxy + action |",
+  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|",
   ($all[] | select(.batch == 0)
    | "| \(.label) | \(wrk) | \(.req_s | commas) | \(.req_s_min | commas)–\(.req_s_max | commas) | \(
        .ratio_nginx | times) | \(.ratio_go | times) | \(.ratio_bare | times) | \(.p50_us | commas) | \(
-       .p99_us | commas) | \(.errors | commas) | \(.state) | \(rss) |"),
+       .p99_us | commas) | \(.errors | commas) | \(.state) | \(cpu) | \(rss) |"),
   "",
   "The `monitor` action, 10,000 devices, the generator's mix (13 ETags/device/minute):",
   "",
@@ -76,6 +78,15 @@ def wrk: "-t\(.threads) -c\(.connections)";
      ([$c8, $c64][] | "- C++ hello at \(wrk): \(.ratio_nginx | times) nginx, \(.errors | commas) errors, p99 \(
          .p99_us | commas) µs (target ≥ 0.5×, 0 errors): \(
          verdict(.ratio_nginx != null and .ratio_nginx >= 0.5 and .errors == 0 and .state == "ok"))"),
+     (at("cpp-nopoll"; 1; 1) as $n1 | at("cpp-nopoll"; 1; 8) as $n8
+      | at("cpp-nopoll"; 2; 64) as $n64
+      | if $n1 == null then empty else
+          "- the same without the idle poll (OW_SPIN_US=0): -c1 \($n1.ratio_go | times) Go, \(
+            $n1.ratio_nginx | times) nginx; -c8 \($n8.ratio_nginx | times) nginx; -c64 \(
+            $n64.ratio_nginx | times) nginx. CPU of proxy + action per request, with the poll" +
+          " and without: -c1 \($c1.cpu_us | round) / \($n1.cpu_us | round) µs, -c8 \($c8.cpu_us |
+            round) / \($n8.cpu_us | round) µs, -c64 \($c64.cpu_us | round) / \($n64.cpu_us | round) µs"
+        end),
      (if $has_go and $ours_c != null and $ours_c.ratio_go != null then
         "- the proxies alone (the same C hello behind each) at -t1 -c1: ours \($ours_c.ratio_go | times) Go"
       else empty end),

@@ -11,6 +11,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
 
+#include "event_loop.hpp"
 #include "metrics_server.hpp"
 #include "session.hpp"
 
@@ -105,7 +106,8 @@ bool serve_http(action_proxy& proxy, const std::string& host, int port, const se
     accepting.accept();
     for (;;) {
         try {
-            io.run();
+            run_event_loop(io, std::chrono::microseconds(proxy.config().spin_us),
+                           [&ops] { return ops.drain.in_flight() > 0; });
             return true;
         } catch (const std::exception& e) {
             spdlog::error("HTTP server: {}", e.what());  // one connection's problem

@@ -2,6 +2,8 @@
 //   session.hpp    one connection: read a request, dispatch it, write the answer, keep-alive
 //   answers.hpp    routing, and the one place /init and /run outcomes become HTTP answers
 //   http_error.hpp the failure every protocol step throws (a status and a message)
+//   timeouts.hpp   the connections' deadlines, swept once a second
+//   event_loop.hpp running the loop, with a short poll before it sleeps (OW_SPIN_US)
 //
 // The HTTP server: Boost.Beast on one Boost.Asio io_context thread (accept, parse, respond),
 // one session per connection (session.hpp). /run goes to the activation engine on that same
