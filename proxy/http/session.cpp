@@ -55,7 +55,32 @@ void session::on_header(error_code ec) {
                           });
         return;
     }
+    if (parse_buffered_body()) dispatch();
+}
+
+// The body usually comes in the same segment as the header: parsed from the buffer here (by
+// Beast's parser, as async_read would) instead of in one more asynchronous read that
+// completes at once. True when the request is complete and dispatched next; false when the
+// rest is being read (read_body) or an error was answered.
+bool session::parse_buffered_body() {
+    parser_->eager(true);
+    error_code ec;
+    while (buffer_.size() > 0 && !parser_->is_done()) {
+        const size_t used = parser_->put(buffer_.data(), ec);
+        buffer_.consume(used);
+        if (ec == http::error::need_more) {
+            ec = {};
+            break;
+        }
+        if (ec || used == 0) break;
+    }
+    if (ec) {
+        answer_read_error(ec);
+        return false;
+    }
+    if (parser_->is_done()) return true;
     read_body();
+    return false;
 }
 
 void session::read_body() {

@@ -51,6 +51,7 @@ private:
     void read_header();
     void on_header(error_code ec);
     void read_body();
+    bool parse_buffered_body();
     void on_body(error_code ec);
     bool answer_read_error(error_code ec);
     void dispatch();

@@ -129,6 +129,34 @@ TEST_CASE("http: keep-alive connections serve several requests") {
     }
 }
 
+TEST_CASE("http: requests sent together on one connection each get their answer, in order") {
+    // One write holds a request with a Content-Length body, a chunked one and a last one that
+    // closes: each body is parsed from what was read with its header, none leaks into the
+    // next request.
+    proxy_process proxy;
+    init_with(proxy, "echo.sh");
+    const std::string keep = "POST /run HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    const std::string first = json{{"value", {{"n", 1}}}}.dump();
+    const std::string second = json{{"value", {{"n", 2}, {"pad", std::string(3000, 'p')}}}}.dump();
+    const std::string bytes =
+        keep + "Content-Length: " + std::to_string(first.size()) + "\r\n\r\n" + first + keep +
+        "Transfer-Encoding: chunked\r\n\r\n" + chunked(second, 700) +
+        request("POST", "/run", json{{"value", {{"n", 3}}}}.dump());
+    const std::string raw = raw_until_close(proxy.port(), bytes);
+    std::vector<http_reply> replies;
+    for (size_t at = raw.find("HTTP/1.1 "); at != std::string::npos;) {
+        const size_t next = raw.find("HTTP/1.1 ", at + 1);
+        bool complete = false;
+        replies.push_back(parse_response(raw.substr(at, next - at), complete));
+        CHECK(complete);
+        at = next;
+    }
+    REQUIRE(replies.size() == 3);
+    CHECK_REPLY(replies[0], 200, json{{"n", 1}}.dump() + "\n");
+    CHECK_REPLY(replies[1], 200, json{{"n", 2}, {"pad", std::string(3000, 'p')}}.dump() + "\n");
+    CHECK_REPLY(replies[2], 200, json{{"n", 3}}.dump() + "\n");
+}
+
 TEST_CASE("http: a chunked request body is read whole") {
     proxy_process proxy;
     init_with(proxy, "echo.sh");

@@ -250,6 +250,19 @@ http_reply raw_exchange(int port, const std::string& request, std::chrono::milli
     return reply;
 }
 
+std::string raw_until_close(int port, const std::string& bytes,
+                            std::chrono::milliseconds timeout) {
+    const auto deadline = steady::now() + timeout;
+    const int fd = connect_loopback(port);
+    if (fd < 0) return "";
+    send_all(fd, bytes);
+    std::string raw;
+    while (left(deadline).count() > 0 && receive_some(fd, raw, left(deadline))) {
+    }
+    ::close(fd);
+    return raw;
+}
+
 http_reply raw_expect_continue(int port, const std::string& head, const std::string& body,
                                std::chrono::milliseconds continue_wait,
                                std::chrono::milliseconds timeout) {

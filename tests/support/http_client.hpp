@@ -39,6 +39,11 @@ http_reply http_get(int port, const std::string& path,
 http_reply raw_exchange(int port, const std::string& request,
                         std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+/// Sends `bytes` verbatim on a fresh connection (several requests, say) and returns all
+/// the server sent until it closed the connection or `timeout` passed.
+std::string raw_until_close(int port, const std::string& bytes,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
 /// Sends `head` (request line and headers, ending in a blank line, which should carry
 /// `Expect: 100-continue`), then waits for the server: on `100 Continue`, or when the server
 /// says nothing for `continue_wait`, sends `body`. A final response sent before the body is
