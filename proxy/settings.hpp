@@ -38,7 +38,7 @@ struct settings {
     size_t threads = 64;                           // OW_THREADS (HTTP worker threads)
     int shutdown_timeout_ms = 25000;               // OW_SHUTDOWN_TIMEOUT_MS (the drain's cap)
     bool pipeline = true;                          // OW_PIPELINE=0 turns pipelining off
-    int spin_us = 50;  // OW_SPIN_US: the loop's poll before it sleeps (http/event_loop.hpp)
+    int spin_us = 50;                              // OW_SPIN_US (http/event_loop.hpp)
     std::string cxxflags;                          // ACTIONLOOP_CXXFLAGS (for -compile)
     std::string action_dir = "action";             // where action/N/{src,bin} live (cwd-relative)
 

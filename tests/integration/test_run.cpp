@@ -138,10 +138,10 @@ TEST_CASE("http: requests sent together on one connection each get their answer,
     const std::string keep = "POST /run HTTP/1.1\r\nHost: 127.0.0.1\r\n";
     const std::string first = json{{"value", {{"n", 1}}}}.dump();
     const std::string second = json{{"value", {{"n", 2}, {"pad", std::string(3000, 'p')}}}}.dump();
-    const std::string bytes =
-        keep + "Content-Length: " + std::to_string(first.size()) + "\r\n\r\n" + first + keep +
-        "Transfer-Encoding: chunked\r\n\r\n" + chunked(second, 700) +
-        request("POST", "/run", json{{"value", {{"n", 3}}}}.dump());
+    const std::string bytes = keep + "Content-Length: " + std::to_string(first.size()) +
+                              "\r\n\r\n" + first + keep + "Transfer-Encoding: chunked\r\n\r\n" +
+                              chunked(second, 700) +
+                              request("POST", "/run", json{{"value", {{"n", 3}}}}.dump());
     const std::string raw = raw_until_close(proxy.port(), bytes);
     std::vector<http_reply> replies;
     for (size_t at = raw.find("HTTP/1.1 "); at != std::string::npos;) {

@@ -250,8 +250,7 @@ http_reply raw_exchange(int port, const std::string& request, std::chrono::milli
     return reply;
 }
 
-std::string raw_until_close(int port, const std::string& bytes,
-                            std::chrono::milliseconds timeout) {
+std::string raw_until_close(int port, const std::string& bytes, std::chrono::milliseconds timeout) {
     const auto deadline = steady::now() + timeout;
     const int fd = connect_loopback(port);
     if (fd < 0) return "";

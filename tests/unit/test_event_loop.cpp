@@ -65,7 +65,8 @@ dense_then_idle run_dense_then_idle(microseconds spin, bool busy, poll_counts& c
             });
         });
     });
-    run_event_loop(loop, spin, [busy] { return busy; }, &counts);
+    run_event_loop(
+        loop, spin, [busy] { return busy; }, &counts);
     poster.join();
     return result;
 }
@@ -86,7 +87,8 @@ TEST_CASE("event loop: every handler runs and the loop returns once out of work"
         timer.expires_after(milliseconds(5));
         timer.async_wait([&](const boost::system::error_code& ec) { fired = !ec; });
         poll_counts counts;
-        run_event_loop(loop, spin, [] { return false; }, &counts);
+        run_event_loop(
+            loop, spin, [] { return false; }, &counts);
         CHECK(chained == 10000);
         CHECK(fired);
         CHECK(loop.stopped());
@@ -97,7 +99,7 @@ TEST_CASE("event loop: dense work is caught by the poll, and the idle loop then 
     poll_counts counts;
     const dense_then_idle r = run_dense_then_idle(SPIN, false, counts);
     CHECK(r.handled == 2000);
-    CHECK(counts.found > 0);  // some gaps of 20 µs were caught awake
+    CHECK(counts.found > 0);   // some gaps of 20 µs were caught awake
     CHECK(counts.empty >= 1);  // the last poll ran out: the loop went to sleep
     // Polling through the 200 ms wait would use about 200 ms of CPU; one poll of 50 µs and a
     // sleep use well under 1 ms (20 ms leaves room for a slow, sanitized build).
@@ -130,7 +132,8 @@ TEST_CASE("event loop: sparse work (gaps over 1 ms) is never polled for") {
         asio::post(loop, [&guard] { guard.reset(); });
     });
     poll_counts counts;
-    run_event_loop(loop, SPIN, [] { return false; }, &counts);
+    run_event_loop(
+        loop, SPIN, [] { return false; }, &counts);
     poster.join();
     CHECK(handled == 20);
     CHECK(counts.found == 0);
