@@ -9,7 +9,7 @@
 // the next request finds it awake. Polling yields the CPU to any other runnable thread on
 // it (sched_yield), and stops as soon as work comes or `spin` has passed.
 //
-// A poll that finds nothing makes the next 1, 2, 4 … 64 idle moments sleep at once (a poll
+// A poll that finds nothing makes the next 1, 2, 4 … 64 waits for work sleep at once (a poll
 // that finds work resets this), so traffic just slower than `spin` rarely polls in vain.
 //
 // The cost: at most `spin` of CPU per idle moment, only while requests come less than 1 ms
