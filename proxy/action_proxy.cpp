@@ -32,7 +32,12 @@ void action_proxy::attach(boost::asio::io_context& loop, boost::asio::thread_poo
 
 std::string action_proxy::compile_to_zip(const std::string& payload, const std::string& main,
                                          const std::string& env_json) {
-    if (payload.empty()) throw std::runtime_error("no file");
+    if (payload.empty()) {
+        throw std::runtime_error(
+            "proxy -compile: stdin is empty; give the action on stdin: a source file or a zip "
+            "of sources (built with OW_COMPILER), or an executable, e.g. "
+            "proxy -compile main < main.cpp > action.zip");
+    }
     if (!env_json.empty()) {
         auto env = nlohmann::json::parse(env_json, nullptr, false);  // invalid: ignored
         if (!env.is_discarded()) env_.apply(env);

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
@@ -64,6 +65,9 @@ public:
     std::uint64_t action_restarts() const { return restarts_.load(std::memory_order_relaxed); }
     /// For /metrics, on the loop: /run activations waiting for their turn at the action.
     size_t queued() const { return parked_.size() + (engine_ ? engine_->waiting() : 0); }
+    /// For /health, on the loop: why the action is not serving (an activation has run
+    /// longer than OW_RUN_TIMEOUT_MS), or nullopt.
+    std::optional<std::string> overrun() const;
 
 private:
     struct parked_run {
@@ -84,7 +88,8 @@ private:
     // run_handler.cpp
     void end_activation(const activation_engine& engine, executor::outcome outcome);
     executor::clock::time_point deadline_of(const std::string& body) const;
-    http_answer answer_of(activation_result result) const;
+    http_answer answer_of(activation_result result, bool bounded_by_setting) const;
+    std::string run_timeout_text() const;
 
     settings settings_;
     env_map env_;

@@ -96,10 +96,7 @@ int serve(action_proxy& proxy, const settings& config) {
     spdlog::debug("listening on {}:{}", config.host, config.port);
     const server_ops ops{drain, metrics, config.metrics_port,
                          single_entrypoint ? &*single_entrypoint : nullptr};
-    if (!serve_http(proxy, config.host, config.port, ops)) {
-        spdlog::critical("cannot listen on {}:{}", config.host, config.port);
-        return 1;
-    }
+    serve_http(proxy, config.host, config.port, ops);  // throws when it cannot listen
     return 0;
 }
 

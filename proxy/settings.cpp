@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
@@ -58,6 +59,10 @@ const knob VARIABLES[] = {
     {"OW_DEADLINE_GRACE_MS", "100",
      "time past a /run's deadline before the action is "
      "stopped (502) and restarted"},
+    {"OW_RUN_TIMEOUT_MS", "300000",
+     "the bound of a /run whose request has no deadline (Knative, plain HTTP clients): past "
+     "it the action is stopped (502) and restarted; /health answers 503 while an activation "
+     "has run longer than this; 0: no bound"},
     {"OW_ACK_TIMEOUT_MS", "60000", "how long to wait for the ack"},
     {"OW_COMPILE_TIMEOUT_MS", "300000", "how long the compiler may run"},
     {"OW_THREADS", "64", "HTTP worker threads"},
@@ -132,19 +137,39 @@ std::string_view flag_name(std::string_view arg) {
 void parse_flags(int argc, char** argv, settings& s, bool& host_given, bool& metrics_given) {
     for (int i = 1; i < argc; ++i) {
         std::string_view name = flag_name(argv[i]);
+        // -flag=value and --flag=value, as Go's flag package takes them.
+        std::optional<std::string> inline_value;
+        if (const size_t eq = name.find('='); eq != std::string_view::npos) {
+            inline_value = std::string(name.substr(eq + 1));
+            name = name.substr(0, eq);
+        }
+        const std::string flag = "-" + std::string(name);
         auto value = [&]() -> std::string {
+            if (inline_value) return *inline_value;
             if (i + 1 >= argc) {
                 throw std::invalid_argument("flag needs an argument: " + std::string(argv[i]) +
                                             "\n" + USAGE);
             }
             return argv[++i];
         };
+        // A switch is on, or takes Go's boolean values after '=' (-debug=false).
+        auto switch_value = [&]() -> bool {
+            if (!inline_value) return true;
+            for (const char* yes : {"1", "t", "T", "true", "TRUE", "True"}) {
+                if (*inline_value == yes) return true;
+            }
+            for (const char* no : {"0", "f", "F", "false", "FALSE", "False"}) {
+                if (*inline_value == no) return false;
+            }
+            throw std::invalid_argument("invalid boolean value '" + *inline_value + "' for " +
+                                        flag + ": true or false\n" + USAGE);
+        };
         if (name == "debug") {
-            s.debug = true;
+            s.debug = switch_value();
         } else if (name == "version") {
-            s.version = true;
+            s.version = switch_value();
         } else if (name == "h" || name == "help") {
-            s.help = true;
+            s.help = switch_value();
         } else if (name == "compile") {
             s.compile_main = value();
         } else if (name == "env") {
@@ -193,6 +218,9 @@ settings load_settings(int argc, char** argv) {
     s.max_answer_bytes = env_number("OW_MAX_ANSWER_BYTES", s.max_answer_bytes);
     s.max_extract_bytes = max_extract_bytes_now();
     s.deadline_grace_ms = env_number("OW_DEADLINE_GRACE_MS", s.deadline_grace_ms);
+    s.run_timeout_ms = env_number("OW_RUN_TIMEOUT_MS", s.run_timeout_ms);
+    // A bound centuries away is none (the clock's nanoseconds would overflow).
+    if (s.run_timeout_ms > std::int64_t{100} * 365 * 24 * 3600 * 1000) s.run_timeout_ms = 0;
     s.ack_timeout_ms = env_number("OW_ACK_TIMEOUT_MS", s.ack_timeout_ms);
     s.compile_timeout_ms = env_number("OW_COMPILE_TIMEOUT_MS", s.compile_timeout_ms);
     s.threads = env_number("OW_THREADS", s.threads);
@@ -221,7 +249,8 @@ std::uint64_t max_extract_bytes_now() {
 std::string help_text() {
     std::string out = std::string(USAGE) + "\n\n" +
                       "The ActionLoop proxy of actionloop-cpp: POST /init and /run on the port.\n"
-                      "Flags (single or double dash) [default]:\n";
+                      "Flags (single or double dash; a value after a space or '=': -port 8181, "
+                      "--port=8181) [default]:\n";
     append_rows(out, std::begin(FLAGS), std::end(FLAGS));
     out += "Environment [default]:\n";
     append_rows(out, std::begin(VARIABLES), std::end(VARIABLES));

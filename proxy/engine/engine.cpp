@@ -70,6 +70,7 @@ void activation_engine::submit(std::string body, clock::time_point deadline, com
     auto next = std::make_unique<activation>();
     next->line = request_line(std::move(body));
     next->deadline = deadline;
+    next->submitted = clock::now();
     next->done = std::move(done);
     waiting_.push_back(std::move(next));
     // Written once the loop has run the handlers ready now: the requests that arrived together
@@ -80,6 +81,14 @@ void activation_engine::submit(std::string body, clock::time_point deadline, com
         self->flush_posted_ = false;
         self->flush();
     });
+}
+
+activation_engine::clock::time_point activation_engine::oldest_submitted() const {
+    clock::time_point oldest = clock::time_point::max();
+    // Both queues are in arrival order (a request sent again goes back to the front).
+    if (!in_flight_.empty()) oldest = in_flight_.front()->submitted;
+    if (!waiting_.empty()) oldest = std::min(oldest, waiting_.front()->submitted);
+    return oldest;
 }
 
 void activation_engine::retire() {
@@ -235,7 +244,7 @@ void activation_engine::write_failed() {
         action_->stop();
     }
     for (auto it = given_up.rbegin(); it != given_up.rend(); ++it) {
-        complete(std::move(*it), {executor::outcome::exited, {}, {}}, true);
+        complete(std::move(*it), {executor::outcome::exited, {}, {}, {}}, true);
     }
     if (in_flight_.empty()) flush();
 }
@@ -441,9 +450,9 @@ void activation_engine::restart_done(bool started, const std::string& error, boo
             activation_ptr first = std::move(waiting_.front());
             waiting_.pop_front();
             if (stale) {
-                complete(std::move(first), {executor::outcome::exited, {}, {}}, true);
+                complete(std::move(first), {executor::outcome::exited, {}, {}, {}}, true);
             } else {
-                complete(std::move(first), {executor::outcome::exited, {}, error}, false);
+                complete(std::move(first), {executor::outcome::exited, {}, error, {}}, false);
             }
         }
     }
@@ -463,7 +472,7 @@ void activation_engine::finish_head(executor::outcome why, std::string line) {
     // An answer before the whole request was read: the rest of it would reach the next
     // activation as garbage, so the process is not used again.
     if (why != executor::outcome::answered || head->written < head->size()) broken_ = true;
-    complete(std::move(head), {why, std::move(line), {}}, true);
+    complete(std::move(head), {why, std::move(line), {}, {}}, true);
     arm_deadline();
 }
 
@@ -481,7 +490,7 @@ void activation_engine::fail_all(executor::outcome why) {
     }
     in_flight_bytes_ = 0;
     unwritten_from_ = 0;
-    complete(std::move(head), {why, {}, {}}, true);
+    complete(std::move(head), {why, {}, {}, {}}, true);
     if (waiting_.empty()) {
         stop_if_retired();
         return;
@@ -491,6 +500,10 @@ void activation_engine::fail_all(executor::outcome why) {
 
 // Hands the result over; `ended`: the activation ran (its sentinels are due).
 void activation_engine::complete(activation_ptr done, activation_result result, bool ended) {
+    if (result.outcome == executor::outcome::exited && result.start_failure.empty()) {
+        action_->exited();  // its status, when it is gone
+        result.crash = action_->crash_signal();
+    }
     if (ended && hooks_.ended) hooks_.ended(*this, result.outcome);
     done->done(std::move(result));
     if (in_flight_.empty() && waiting_.empty()) stop_if_retired();

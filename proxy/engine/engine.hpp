@@ -49,6 +49,7 @@ struct activation_result {
     executor::outcome outcome = executor::outcome::answered;
     std::string line;           // the answer line ('\n' included) when answered
     std::string start_failure;  // not empty: the action could not be started again (why)
+    std::string crash;          // exited: "killed by signal 11, SIGSEGV" when a signal did it
 };
 
 class activation_engine : public std::enable_shared_from_this<activation_engine> {
@@ -88,11 +89,15 @@ public:
     std::string describe_exit() const { return action_->describe_exit(); }
     /// Activations waiting for their turn to be written (for metrics).
     size_t waiting() const { return waiting_.size(); }
+    /// When the oldest activation not answered yet was submitted (written or waiting, or
+    /// waiting for a restart); time_point::max() when there is none. For /health.
+    clock::time_point oldest_submitted() const;
 
 private:
     struct activation {
         std::string line;  // the request, newlines removed (the '\n' is written after it)
         clock::time_point deadline;
+        clock::time_point submitted;
         completion done;
         size_t written = 0;  // bytes of line + '\n' written to the current process
         int attempts = 0;    // writes begun to processes

@@ -78,6 +78,8 @@ public:
     void stop() { child_.kill(); }
 
     std::string describe_exit() const { return child_.describe(); }
+    /// "killed by signal 11, SIGSEGV" when the process died of a signal we did not send.
+    std::string crash_signal() const { return child_.crash_signal(); }
     pid_t pid() const { return child_.pid(); }
 
 private:

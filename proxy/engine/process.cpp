@@ -50,7 +50,8 @@ child_process::child_process(child_process&& other) noexcept
     : pid_(other.pid_),
       pidfd_(std::move(other.pidfd_)),
       reaped_(other.reaped_),
-      status_(other.status_) {
+      status_(other.status_),
+      killed_(other.killed_) {
     other.pid_ = -1;
     other.reaped_ = true;
 }
@@ -62,6 +63,7 @@ child_process& child_process::operator=(child_process&& other) noexcept {
         pidfd_ = std::move(other.pidfd_);
         reaped_ = other.reaped_;
         status_ = other.status_;
+        killed_ = other.killed_;
         other.pid_ = -1;
         other.reaped_ = true;
     }
@@ -91,6 +93,7 @@ int child_process::wait() {
 void child_process::kill() {
     if (pid_ <= 0) return;
     if (!exited()) {
+        killed_ = true;
         ::kill(-pid_, SIGKILL);  // the whole group: children that kept our pipes die too
         ::kill(pid_, SIGKILL);
         wait();
@@ -110,6 +113,16 @@ std::string child_process::describe() const {
                (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
     }
     return "exit status " + std::to_string(WEXITSTATUS(status_));
+}
+
+std::string child_process::crash_signal() const {
+    if (!WIFSIGNALED(status_)) return {};
+    const int sig = WTERMSIG(status_);
+    // Our SIGKILL; another signal came first even when we also sent one (it was exiting).
+    if (killed_ && sig == SIGKILL) return {};
+    const char* name = ::sigabbrev_np(sig);
+    return "killed by signal " + std::to_string(sig) +
+           (name != nullptr ? std::string(", SIG") + name : std::string());
 }
 
 namespace {

@@ -70,6 +70,9 @@ public:
     int status() const { return status_; }
     /// "exit status N" / "killed by signal N", like Go's ExitError.
     std::string describe() const;
+    /// "killed by signal 11, SIGSEGV" when a signal the proxy did not send (kill()) ended the
+    /// process; empty otherwise.
+    std::string crash_signal() const;
 
 private:
     friend child_process spawn(const spawn_request& request);
@@ -77,6 +80,7 @@ private:
     unique_fd pidfd_;
     bool reaped_ = true;
     int status_ = 0;
+    bool killed_ = false;  // ended by our kill(), not by itself
 };
 
 /// Starts a child. Throws std::system_error (with the exec errno) when it cannot be started.

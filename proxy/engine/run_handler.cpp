@@ -30,12 +30,19 @@ void action_proxy::run(std::string body, answer_callback done) {
         done(failure_answer("/run", http_error(INTERNAL_ERROR, "no action defined yet")));
         return;
     }
-    const auto deadline = deadline_of(body);
+    const auto given = deadline_of(body);
+    // No deadline in the request (Knative, a plain HTTP client): OW_RUN_TIMEOUT_MS bounds it.
+    const bool bounded_by_setting =
+        given == executor::clock::time_point::max() && settings_.run_timeout_ms > 0;
+    const auto deadline =
+        bounded_by_setting
+            ? executor::clock::now() + std::chrono::milliseconds(settings_.run_timeout_ms)
+            : given;
     engine_->submit(std::move(body), deadline,
-                    [this, done = std::move(done)](activation_result result) {
+                    [this, bounded_by_setting, done = std::move(done)](activation_result result) {
                         http_answer answer;
                         try {
-                            answer = answer_of(std::move(result));
+                            answer = answer_of(std::move(result), bounded_by_setting);
                         } catch (const std::exception& e) {
                             answer = failure_answer("/run", e);
                         }
@@ -62,7 +69,7 @@ void action_proxy::init_finished() {
 }
 
 // One activation's outcome as the /run answer (the /run table of docs/protocol.md).
-http_answer action_proxy::answer_of(activation_result result) const {
+http_answer action_proxy::answer_of(activation_result result, bool bounded_by_setting) const {
     if (!result.start_failure.empty()) {
         throw http_error(BAD_GATEWAY, "cannot start action: " + result.start_failure);
     }
@@ -71,8 +78,18 @@ http_answer action_proxy::answer_of(activation_result result) const {
             if (!is_object_or_array(result.line)) throw http_error(BAD_GATEWAY, NOT_OBJECT);
             return {OK, std::move(result.line)};
         case executor::outcome::exited:
+            // Upstream's text, then the signal when one ended the action (clients match the
+            // prefix).
+            if (!result.crash.empty()) {
+                throw http_error(BAD_REQUEST, "command exited (" + result.crash + ")");
+            }
             throw http_error(BAD_REQUEST, "command exited");
         case executor::outcome::deadline:
+            if (bounded_by_setting) {
+                spdlog::warn("the action ran longer than OW_RUN_TIMEOUT_MS ({} ms); stopped it",
+                             settings_.run_timeout_ms);
+                throw http_error(BAD_GATEWAY, run_timeout_text() + " and was stopped.");
+            }
             spdlog::warn("the action missed its deadline; stopped it");
             throw http_error(BAD_GATEWAY,
                              "The action did not answer before its deadline and was stopped.");
@@ -84,6 +101,26 @@ http_answer action_proxy::answer_of(activation_result result) const {
                                               " bytes.");
     }
     throw http_error(BAD_GATEWAY, NOT_OBJECT);
+}
+
+std::string action_proxy::run_timeout_text() const {
+    return "The action did not answer within OW_RUN_TIMEOUT_MS (" +
+           std::to_string(settings_.run_timeout_ms) + " ms; the request had no deadline)";
+}
+
+// /health, on the loop: an activation (answered or not yet written) submitted longer than
+// OW_RUN_TIMEOUT_MS ago means the action is not serving: it hangs, or is being stopped and
+// started again. Whatever the activation's own deadline.
+std::optional<std::string> action_proxy::overrun() const {
+    if (settings_.run_timeout_ms <= 0 || !engine_) return std::nullopt;
+    const auto oldest = engine_->oldest_submitted();
+    if (oldest == executor::clock::time_point::max()) return std::nullopt;
+    const auto age = executor::clock::now() - oldest;
+    if (age <= std::chrono::milliseconds(settings_.run_timeout_ms)) return std::nullopt;
+    return "An activation has been running for " +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(age).count()) +
+           " ms, longer than OW_RUN_TIMEOUT_MS (" + std::to_string(settings_.run_timeout_ms) +
+           " ms): the action is not serving until it answers or is stopped and started again.";
 }
 
 // The one owner of the sentinels, called by the engine as each activation ends (before the

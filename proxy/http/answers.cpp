@@ -35,7 +35,8 @@ http_answer answer_for(action_proxy& proxy, route which, const std::string& body
 }
 
 std::string too_large_message(size_t limit) {
-    return "The request body exceeds the limit of " + std::to_string(limit) + " bytes.";
+    return "The request body exceeds the limit of " + std::to_string(limit) +
+           " bytes (OW_MAX_BODY_BYTES).";
 }
 
 }  // namespace actionloop

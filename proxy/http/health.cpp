@@ -4,8 +4,9 @@
 
 namespace actionloop {
 
-http_answer health_answer(bool draining) {
+http_answer health_answer(bool draining, const std::optional<std::string>& overrun) {
     if (draining) return shutting_down_answer();
+    if (overrun) return {SERVICE_UNAVAILABLE, error_body(*overrun)};
     return {OK, "{\"ok\":true}\n"};
 }
 

@@ -3,6 +3,9 @@
 // action never delays them.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "action_proxy.hpp"
 
 namespace actionloop {
@@ -10,8 +13,9 @@ namespace actionloop {
 /// The text of the 503 answers while the proxy shuts down.
 inline constexpr const char* SHUTTING_DOWN = "The action container is shutting down.";
 
-/// 200 {"ok":true} while serving; 503 {"error":SHUTTING_DOWN} while draining.
-http_answer health_answer(bool draining);
+/// 200 {"ok":true} while serving; 503 {"error":SHUTTING_DOWN} while draining; 503
+/// {"error":overrun} while an activation has run longer than OW_RUN_TIMEOUT_MS.
+http_answer health_answer(bool draining, const std::optional<std::string>& overrun = {});
 
 /// The 503 an /init or /run gets while the proxy drains.
 http_answer shutting_down_answer();

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
@@ -62,16 +63,18 @@ private:
     server_context& context_;
 };
 
-bool bind_listener(tcp::acceptor& acceptor, const std::string& host, int port) {
+// Throws std::runtime_error saying why the port cannot be listened on.
+void bind_listener(tcp::acceptor& acceptor, const std::string& host, int port) {
     boost::system::error_code ec;
     const tcp::endpoint endpoint(asio::ip::make_address(host, ec),
                                  static_cast<unsigned short>(port));
-    if (ec) return false;
+    const std::string where = "cannot listen on " + host + ":" + std::to_string(port) + ": ";
+    if (ec) throw std::runtime_error(where + "'" + host + "' is not an IP address");
     acceptor.open(endpoint.protocol(), ec);
     if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
     if (!ec) acceptor.bind(endpoint, ec);
     if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    return !ec;
+    if (ec) throw std::runtime_error(where + ec.message());
 }
 
 // A scrape: the counters plus what is read at scrape time.
@@ -86,7 +89,7 @@ std::string scrape(action_proxy& proxy, const server_ops& ops) {
 
 }  // namespace
 
-bool serve_http(action_proxy& proxy, const std::string& host, int port, const server_ops& ops) {
+void serve_http(action_proxy& proxy, const std::string& host, int port, const server_ops& ops) {
     raise_open_files_limit();
     asio::io_context io(1);
     tcp::acceptor acceptor(io);
@@ -97,7 +100,7 @@ bool serve_http(action_proxy& proxy, const std::string& host, int port, const se
     }
     asio::thread_pool workers(std::max<size_t>(proxy.config().threads, 1));
     proxy.attach(io, workers);
-    if (!bind_listener(acceptor, host, port)) return false;
+    bind_listener(acceptor, host, port);
     connection_timeouts timeouts(io);
     server_context context{proxy,     workers,     proxy.config().max_body_bytes,
                            ops.drain, ops.metrics, ops.knative,
@@ -108,7 +111,7 @@ bool serve_http(action_proxy& proxy, const std::string& host, int port, const se
         try {
             run_event_loop(io, std::chrono::microseconds(proxy.config().spin_us),
                            [&ops] { return ops.drain.in_flight() > 0; });
-            return true;
+            return;
         } catch (const std::exception& e) {
             spdlog::error("HTTP server: {}", e.what());  // one connection's problem
         }

@@ -32,10 +32,11 @@ struct server_ops {
 };
 
 /// Binds `host`:`port` (SO_REUSEADDR, not SO_REUSEPORT, backlog SOMAXCONN) and serves until
-/// the process ends. False when the port cannot be bound; throws std::runtime_error when the
-/// metrics port cannot. Raises the soft limit of open files to the hard one first, so a
-/// thousand connections fit. With `ops.knative` (single-entrypoint mode), every request but
-/// /health goes to it instead of /init and /run.
-bool serve_http(action_proxy& proxy, const std::string& host, int port, const server_ops& ops);
+/// the process ends. Throws std::runtime_error saying why when the port or the metrics port
+/// cannot be listened on (e.g. "cannot listen on 0.0.0.0:8080: Address already in use"). Raises the
+/// soft limit of open files to the hard one first, so a thousand connections fit. With
+/// `ops.knative` (single-entrypoint mode), every request but /health goes to it instead of /init
+/// and /run.
+void serve_http(action_proxy& proxy, const std::string& host, int port, const server_ops& ops);
 
 }  // namespace actionloop

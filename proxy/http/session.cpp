@@ -126,7 +126,7 @@ void session::dispatch() {
     const auto target = parser_->get().target();
     const route which = route_of(std::string_view(target.data(), target.size()));
     if (which == route::health) {  // in both modes: probes do not depend on the platform
-        http_answer health = health_answer(context_.drain.draining());
+        http_answer health = health_answer(context_.drain.draining(), context_.proxy.overrun());
         respond(health.status, std::move(health.body), true, false);
         return;
     }

@@ -39,7 +39,9 @@ platform platform_of(const char* value) {
 }
 
 std::string unsupported_platform_message(const std::string& value) {
-    return "__OW_RUNTIME_PLATFORM (" + value + ") is not supported by the runtime.";
+    return "__OW_RUNTIME_PLATFORM (" + value +
+           ") is not supported by the runtime. Accepted values: openwhisk (the default, also "
+           "when unset) and knative, in lower case.";
 }
 
 bool method_set::allows(const std::string& method) const {

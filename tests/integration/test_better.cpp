@@ -75,7 +75,8 @@ void check_refused(const proxy_process& proxy, const std::string& archive) {
 }
 
 std::string limit_error(int limit) {
-    return "The request body exceeds the limit of " + std::to_string(limit) + " bytes.";
+    return "The request body exceeds the limit of " + std::to_string(limit) +
+           " bytes (OW_MAX_BODY_BYTES).";
 }
 
 std::string post_head(const std::string& path, const std::string& headers) {

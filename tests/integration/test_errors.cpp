@@ -75,7 +75,8 @@ TEST_CASE("errors: a crash is logged with its signal in the activation that saw 
         "#!/bin/bash\nwhile read line; do\n"
         "  case \"$line\" in *segv*) kill -SEGV $$;; *) echo \"$line\" >&3;; esac\ndone\n";
     REQUIRE(proxy.init(script).status == 200);
-    CHECK_ERROR_REPLY(proxy.run(json{{"segv", true}}), 400, "command exited");
+    CHECK_ERROR_REPLY(proxy.run(json{{"segv", true}}), 400,
+                      "command exited (killed by signal 11, SIGSEGV)");
     const stream_texts logs = proxy.check_streams(1);  // that activation's log, no later run
     CHECK(contains(logs.err, "the action exited during the activation (killed by signal 11 "
                              "(SIGSEGV))"));

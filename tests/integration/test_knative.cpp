@@ -77,7 +77,9 @@ TEST_CASE("knative: an unsupported __OW_RUNTIME_PLATFORM exits 9 without listeni
                                                   dir.path(), std::chrono::seconds(10));
         CHECK(result.exit_code == 9);
         CHECK(result.err ==
-              "__OW_RUNTIME_PLATFORM (" + value + ") is not supported by the runtime.\n");
+              "__OW_RUNTIME_PLATFORM (" + value +
+                  ") is not supported by the runtime. Accepted values: openwhisk (the default, "
+                  "also when unset) and knative, in lower case.\n");
     }
 }
 

@@ -50,7 +50,8 @@ TEST_CASE("knative: __OW_RUNTIME_PLATFORM") {
     CHECK(platform_of("Knative") == platform::unsupported);
     CHECK(platform_of("bogus") == platform::unsupported);
     CHECK(unsupported_platform_message("bogus") ==
-          "__OW_RUNTIME_PLATFORM (bogus) is not supported by the runtime.");
+          "__OW_RUNTIME_PLATFORM (bogus) is not supported by the runtime. Accepted values: "
+          "openwhisk (the default, also when unset) and knative, in lower case.");
 }
 
 TEST_CASE("knative: __OW_HTTP_METHODS") {
