@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
+#include <streambuf>
 
 #include "activation.hpp"
 #include "answer_writer.hpp"
@@ -134,6 +135,67 @@ void handle_raw_request(std::string_view line, const raw_entry_point& entry, std
 
 namespace {
 
+// What the action wrote through std::cout, or std::cerr and std::clog: a stream buffer in
+// front of the standard one that forwards every character at once (so the order with printf
+// is kept) and remembers whether the last one ended its line. Before the end-of-activation
+// sentinels (ours, or the proxy's after the answer), an unterminated line is ended, so the
+// sentinel starts a line of its own. What the action writes with printf or write(2) is not
+// seen here.
+class line_tracker : public std::streambuf {
+public:
+    line_tracker(std::streambuf* inner, bool& open) : inner_(inner), open_(open) {}
+    std::streambuf* inner() const { return inner_; }
+
+protected:
+    int_type overflow(int_type c) override {
+        if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+        open_ = traits_type::to_char_type(c) != '\n';
+        return inner_->sputc(traits_type::to_char_type(c));
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+        if (n > 0) open_ = s[n - 1] != '\n';
+        return inner_->sputn(s, n);
+    }
+    int sync() override { return inner_->pubsync(); }
+
+private:
+    std::streambuf* inner_;
+    bool& open_;
+};
+
+// The trackers in front of std::cout, std::cerr and std::clog for as long as the loop runs.
+class output_lines {
+public:
+    output_lines()
+        : out_(std::cout.rdbuf(), out_open_),
+          err_(std::cerr.rdbuf(), err_open_),
+          log_(std::clog.rdbuf(), err_open_) {
+        std::cout.rdbuf(&out_);
+        std::cerr.rdbuf(&err_);
+        std::clog.rdbuf(&log_);
+    }
+    ~output_lines() {
+        std::cout.rdbuf(out_.inner());
+        std::cerr.rdbuf(err_.inner());
+        std::clog.rdbuf(log_.inner());
+    }
+    output_lines(const output_lines&) = delete;
+    output_lines& operator=(const output_lines&) = delete;
+
+    // Ends the line the activation left open on stdout and on stderr (after the flushes).
+    void end_open_lines(int stdout_fd, int stderr_fd) {
+        if (out_open_ && ::write(stdout_fd, "\n", 1) == 1) out_open_ = false;
+        if (err_open_ && ::write(stderr_fd, "\n", 1) == 1) err_open_ = false;
+    }
+
+private:
+    bool out_open_ = false;
+    bool err_open_ = false;
+    line_tracker out_;
+    line_tracker err_;
+    line_tracker log_;
+};
+
 // Serves request lines with handle(line, answer) until EOF.
 template <class Handle>
 int serve(const Handle& handle, int in_fd, int out_fd) {
@@ -147,6 +209,7 @@ int serve(const Handle& handle, int in_fd, int out_fd) {
     answer_writer out(out_fd, pipelined);
     if (acked && !out.ack()) return 1;
 
+    output_lines lines;
     line_reader input(in_fd);
     std::string_view line;
     std::string answer;
@@ -158,6 +221,9 @@ int serve(const Handle& handle, int in_fd, int out_fd) {
         std::cerr.flush();
         std::fflush(stdout);
         std::fflush(stderr);
+        // An unterminated line of the action's ends here, before the sentinels (written next
+        // by `out` when pipelined, else by the proxy once it has the answer).
+        lines.end_open_lines(1, 2);
         if (!out.answer(answer, input.has_line())) return 1;
     }
     return out.flush() ? 0 : 1;

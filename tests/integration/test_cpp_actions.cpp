@@ -140,3 +140,22 @@ TEST_CASE("cpp: proxy -compile output initializes a proxy without a compiler") {
     CHECK_REPLY(proxy.init(base64_encode(compiled.out)), 200, OK_BODY);
     CHECK_REPLY(proxy.run(json{{"name", "Zip"}}), 200, "{\"greeting\":\"Hello, Zip!\"}\n");
 }
+
+// Issue 19 item 25: a line the action leaves open on std::cout or std::cerr is ended before
+// the sentinels, pipelined (the launcher writes them) or not (the proxy does); a line that
+// ended is not ended twice.
+TEST_CASE("cpp: an unterminated log line is ended before the activation's sentinels") {
+    for (const std::string pipeline : {"1", "0"}) {
+        INFO("OW_PIPELINE=" << pipeline);
+        proxy_process proxy(cpp_runtime({{"OW_PIPELINE", pipeline}}));
+        REQUIRE(proxy.init(cpp_source("open_lines.cpp")).status == 200);
+        CHECK_REPLY(proxy.run(json{{"n", 1}}), 200, "{\"n\":1}\n");
+        CHECK_REPLY(proxy.run(json{{"n", 2}, {"newline", true}}), 200, "{\"n\":2}\n");
+        CHECK_REPLY(proxy.run(json{{"n", 3}}), 200, "{\"n\":3}\n");
+        proxy.check_streams(3);
+        const std::string end = std::string(SENTINEL) + "\n";
+        CHECK(proxy.stdout_text() == "out 1\n" + end + "out 2\n" + end + "out 3\n" + end);
+        CHECK(proxy.stderr_text() ==
+              "err 1 and clog\n" + end + "err 2\n" + end + "err 3 and clog\n" + end);
+    }
+}
