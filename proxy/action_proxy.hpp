@@ -82,7 +82,7 @@ private:
     void check_execution_env(const std::string& dir);
     std::unique_ptr<executor> start_action(const std::string& dir);
     [[noreturn]] void fail_init(const std::string& error, const char* generic,
-                                const std::string& prefix);
+                                const std::string& prefix, const std::string& stderr_tail = {});
     void install(std::unique_ptr<executor> started);
 
     // run_handler.cpp

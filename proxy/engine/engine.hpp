@@ -87,6 +87,8 @@ public:
     bool pipelined() const { return pipelined_; }
     /// "exit status N" / "killed by signal N (SIGSEGV)" of the last process.
     std::string describe_exit() const { return action_->describe_exit(); }
+    /// Forwards the action's stderr so far and ends its open line (executor.hpp).
+    void end_stderr_line() const { action_->end_stderr_line(); }
     /// Activations waiting for their turn to be written (for metrics).
     size_t waiting() const { return waiting_.size(); }
     /// When the oldest activation not answered yet was submitted (written or waiting, or

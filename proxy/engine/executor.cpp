@@ -61,7 +61,9 @@ void executor::start() {
     request.env = options_.env;
     request.stdin_fd = input.read_end.get();
     request.fd3 = output.write_end.get();
+    request.stderr_fd = stderr_.write_fd();
     request.cwd = options_.cwd;
+    stderr_.mark();  // the tail of a failed start is this process's
     try {
         child_ = spawn(request);
     } catch (const std::system_error& e) {
@@ -85,7 +87,7 @@ void executor::start() {
     } else {
         bool gone = false;
         wait_fd(-1, 0, child_.exit_fd(), 5, gone);  // upstream's 5 ms start probe
-        if (gone || child_.exited()) throw start_error("command exited");
+        if (gone || child_.exited()) start_failed("command exited");
     }
 }
 
@@ -94,18 +96,28 @@ void executor::wait_for_ack() {
     auto deadline = clock::now() + milliseconds(options_.ack_timeout_ms);
     switch (read_line(deadline, line)) {
         case line_result::answered:
-            pipelined_ = check_ack(line);
+            try {
+                pipelined_ = check_ack(line);
+            } catch (const start_error& e) {
+                start_failed(e.what());
+            }
             return;
         case line_result::exited:
-            child_.kill();
-            throw start_error("Command exited abruptly during initialization.");
+            start_failed("Command exited abruptly during initialization.");
         default:
-            child_.kill();
-            throw start_error("The action did not initialize properly: no ack arrived on fd 3 in " +
-                              describe_ms(options_.ack_timeout_ms) +
-                              " (with OW_WAIT_FOR_ACK set, an action writes {\"ok\":true} and "
-                              "a newline to fd 3 when it is ready).");
+            start_failed("The action did not initialize properly: no ack arrived on fd 3 in " +
+                         describe_ms(options_.ack_timeout_ms) +
+                         " (with OW_WAIT_FOR_ACK set, an action writes {\"ok\":true} and "
+                         "a newline to fd 3 when it is ready).");
     }
+}
+
+// The process is stopped; the error carries what it wrote to stderr last.
+void executor::start_failed(const std::string& why) {
+    child_.kill();
+    std::string tail = stderr_.tail();
+    stderr_.end_line();
+    throw start_error(why, std::move(tail));
 }
 
 void executor::restart(const std::string& why) {

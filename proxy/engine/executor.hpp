@@ -14,6 +14,7 @@
 
 #include "framing.hpp"
 #include "process.hpp"
+#include "stderr_pipe.hpp"
 
 namespace actionloop {
 
@@ -29,6 +30,9 @@ struct executor_options {
 /// Start failures, with upstream's texts (the caller prefixes "cannot start action: ").
 struct start_error : std::runtime_error {
     using std::runtime_error::runtime_error;
+    start_error(const std::string& what, std::string tail)
+        : std::runtime_error(what), stderr_tail(std::move(tail)) {}
+    std::string stderr_tail;  // the action's last stderr lines, when it had started
 };
 
 class executor {
@@ -44,6 +48,7 @@ public:
 
     explicit executor(executor_options options)
         : options_(std::move(options)), answer_(options_.max_answer_bytes) {}
+    ~executor() { child_.kill(); }  // before the stderr pipe forwards its last bytes
 
     /// Starts the process; waits for the ack, or 5 ms for an early exit. Throws start_error.
     void start();
@@ -76,6 +81,9 @@ public:
 
     /// SIGKILL to the process group.
     void stop() { child_.kill(); }
+    /// Forwards what the action wrote to its stderr so far and ends its unterminated last
+    /// line: before the proxy writes sentinels or its own lines about an activation.
+    void end_stderr_line() { stderr_.end_line(); }
 
     std::string describe_exit() const { return child_.describe(); }
     /// "killed by signal 11, SIGSEGV" when the process died of a signal we did not send.
@@ -88,7 +96,10 @@ private:
     line_result read_line(clock::time_point deadline, std::string& line);
     bool fill_from_fd3();
 
+    [[noreturn]] void start_failed(const std::string& why);
+
     executor_options options_;
+    stderr_pipe stderr_;  // the action's fd 2, for every process started (stderr_pipe.hpp)
     child_process child_;
     unique_fd stdin_;
     unique_fd fd3_;

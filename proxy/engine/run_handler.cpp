@@ -129,10 +129,14 @@ std::optional<std::string> action_proxy::overrun() const {
 // finish; for any other action, after every activation. A crash is said before them, so
 // it lands in the log of the activation that saw it.
 void action_proxy::end_activation(const activation_engine& engine, executor::outcome outcome) {
+    const bool sentinels = !engine.pipelined() || outcome != executor::outcome::answered;
+    // The activation's stderr lines first, its last line ended (the action's fd 2 is a pipe
+    // the proxy forwards: engine/stderr_pipe.hpp).
+    if (sentinels) engine.end_stderr_line();
     if (outcome == executor::outcome::exited) {
         spdlog::warn("the action exited during the activation ({})", engine.describe_exit());
     }
-    if (!engine.pipelined() || outcome != executor::outcome::answered) write_sentinels();
+    if (sentinels) write_sentinels();
 }
 
 // The platform's `deadline` (epoch ms, a string) plus a grace period. A deadline that has

@@ -68,7 +68,7 @@ http_answer action_proxy::init(const std::string& body) {
     } catch (const start_error& e) {
         std::error_code ec;
         if (!settings_.debug) fs::remove_all(dir, ec);
-        fail_init(e.what(), START_FAILED, "cannot start action: ");
+        fail_init(e.what(), START_FAILED, "cannot start action: ", e.stderr_tail);
     }
     install(std::move(started));
     initialized_ = true;
@@ -167,12 +167,16 @@ std::unique_ptr<executor> action_proxy::start_action(const std::string& dir) {
 
 // Upstream's two ways of reporting an init failure: the raw text in the answer, or (with
 // OW_LOG_INIT_ERROR) the text on stderr, the sentinels, and a generic answer.
+// With OW_LOG_INIT_ERROR, an action that failed to start is also quoted in the answer: the
+// last lines it wrote to stderr (`stderr_tail`, at most 20 lines and 4 KiB).
 void action_proxy::fail_init(const std::string& error, const char* generic,
-                             const std::string& prefix) {
+                             const std::string& prefix, const std::string& stderr_tail) {
     if (!settings_.log_init_error) throw http_error(BAD_GATEWAY, prefix + error);
     write_stderr(error + "\n");
     write_sentinels();
-    throw http_error(BAD_GATEWAY, generic);
+    if (stderr_tail.empty()) throw http_error(BAD_GATEWAY, generic);
+    throw http_error(BAD_GATEWAY, std::string(generic) + " (" + error +
+                                      ") The action's last lines on stderr:\n" + stderr_tail);
 }
 
 }  // namespace actionloop

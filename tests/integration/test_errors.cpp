@@ -94,3 +94,46 @@ TEST_CASE("errors: the action runs in its own directory and finds its files by r
     REQUIRE(proxy.init(base64_encode(zip)).status == 200);
     CHECK_REPLY(proxy.run(json::object()), 200, "{\"data\":\"shipped\"}\n");
 }
+
+// Issue 19 item 6: an action that fails to start is quoted in the /init answer (with
+// OW_LOG_INIT_ERROR, as the image runs): its last 20 stderr lines. Its stderr still reaches
+// the proxy's, whole and before the proxy's own lines and sentinels.
+TEST_CASE("errors: with OW_LOG_INIT_ERROR, a failed start answers the action's last stderr lines") {
+    proxy_process proxy(with_env({{"OW_WAIT_FOR_ACK", "1"}, {"OW_LOG_INIT_ERROR", "1"}}));
+    const http_reply reply = proxy.init(fixture_text("start_fails.sh"));
+    CHECK(reply.status == 502);
+    std::string tail;
+    for (int i = 7; i <= 24; ++i) tail += "starting, step " + std::to_string(i) + "\n";
+    tail += "cannot connect to redis://nowhere:6379: Name or service not known\nexiting";
+    CHECK(json_of(reply) ==
+          json{{"error",
+                "Cannot start action. Check logs for details. (Command exited abruptly during "
+                "initialization.) The action's last lines on stderr:\n" +
+                    tail}});
+    const std::string err = proxy.stderr_text();
+    CHECK(contains(err, "starting, step 1\nstarting, step 2\n"));
+    const std::string said = "Name or service not known\nexiting\nCommand exited abruptly";
+    CHECK(contains(err, said));  // the open line is ended before the proxy's own
+    CHECK(err.find(said) < err.find(SENTINEL));
+}
+
+TEST_CASE("errors: without OW_LOG_INIT_ERROR, a failed start answers upstream's text") {
+    proxy_process proxy(with_env({{"OW_WAIT_FOR_ACK", "1"}}));
+    CHECK_ERROR_REPLY(proxy.init(fixture_text("start_fails.sh")), 502,
+                      "cannot start action: Command exited abruptly during initialization.");
+    CHECK(contains(proxy.stderr_text(), "Name or service not known\nexiting"));
+}
+
+// Issue 19 item 25 (the proxy's part): a line a script leaves open on stderr is ended before
+// the sentinels the proxy writes after its answer.
+TEST_CASE("errors: a script's unterminated stderr line is ended before the sentinels") {
+    proxy_process proxy;
+    const std::string script =
+        "#!/bin/bash\nwhile read line; do printf 'half a line' >&2; echo '{}' >&3; done\n";
+    REQUIRE(proxy.init(script).status == 200);
+    CHECK_REPLY(proxy.run(json::object()), 200, "{}\n");
+    CHECK_REPLY(proxy.run(json::object()), 200, "{}\n");
+    proxy.check_streams(2);
+    const std::string end = std::string(SENTINEL) + "\n";
+    CHECK(proxy.stderr_text() == "half a line\n" + end + "half a line\n" + end);
+}

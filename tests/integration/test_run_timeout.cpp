@@ -50,12 +50,14 @@ http_reply health_until(const proxy_process& proxy, int status, milliseconds lim
 
 }  // namespace
 
-TEST_CASE("run timeout: a /run without a deadline is stopped at OW_RUN_TIMEOUT_MS, later ones run") {
+TEST_CASE(
+    "run timeout: a /run without a deadline is stopped at OW_RUN_TIMEOUT_MS, later ones run") {
     proxy_process proxy(run_timeout("1000"));
     REQUIRE(proxy.init(fixture_text("hang.sh")).status == 200);
     const auto start = steady::now();
-    auto hung = std::async(std::launch::async,
-                           [&] { return proxy.run(json{{"hang", true}}, json::object(), NO_HANG); });
+    auto hung = std::async(std::launch::async, [&] {
+        return proxy.run(json{{"hang", true}}, json::object(), NO_HANG);
+    });
     std::this_thread::sleep_for(milliseconds(300));
     CHECK_REPLY(proxy.get("/health"), 200, HEALTHY);  // within its bound: still serving
     CHECK_ERROR_REPLY(hung.get(), 502, run_timeout_error(1000));
