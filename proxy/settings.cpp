@@ -47,8 +47,8 @@ const knob VARIABLES[] = {
     {"OW_WAIT_FOR_ACK", "empty", "wait for the action's {\"ok\":true} on fd 3 at start"},
     {"OW_EXECUTION_ENV", "empty", "bin/exec.env must hold this value, else the start fails"},
     {"OW_LOG_INIT_ERROR", "empty",
-     "init errors go to stderr with sentinels; the answer is "
-     "generic"},
+     "init errors go to stderr with sentinels; the answer is generic, plus the action's last "
+     "20 stderr lines when it failed to start"},
     {"OW_SAVE_JAR", "empty",
      "a jar upload is saved whole as src/<this name> instead of "
      "being unpacked (for a Java compiler)"},

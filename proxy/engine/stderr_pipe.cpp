@@ -1,6 +1,7 @@
 // The action's stderr pipe: see stderr_pipe.hpp.
 #include "stderr_pipe.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -13,6 +14,12 @@ namespace actionloop {
 namespace {
 
 constexpr size_t TAIL_KEPT = 16384;  // bytes kept for tail(): more than it ever returns
+// After forwarding, the thread waits this long before it looks again, so what an action
+// writes often in small pieces (our launcher's sentinel after each activation) is forwarded
+// in one read and one write per pause instead of one wake-up each; the pipe (1 MiB where the
+// system allows) holds what comes meanwhile. drain() forwards at once when order matters.
+constexpr int PAUSE_MS = 2;
+constexpr int PIPE_SIZE = 1 << 20;
 
 void write_all(int fd, const char* data, size_t size) {
     while (size > 0) {
@@ -31,6 +38,7 @@ stderr_pipe::stderr_pipe() {
     read_end_ = std::move(pipe.read_end);
     write_end_ = std::move(pipe.write_end);
     set_nonblocking(read_end_.get());
+    ::fcntl(read_end_.get(), F_SETPIPE_SZ, PIPE_SIZE);
     const int wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (wake < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
     wake_ = unique_fd(wake);
@@ -50,8 +58,12 @@ void stderr_pipe::run() {
         if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
         if (fds[1].revents != 0) return;
         if (fds[0].revents != 0) {
-            std::lock_guard<std::mutex> guard(lock_);
-            forward_locked();
+            {
+                std::lock_guard<std::mutex> guard(lock_);
+                forward_locked();
+            }
+            pollfd stop = {wake_.get(), POLLIN, 0};
+            if (::poll(&stop, 1, PAUSE_MS) > 0) return;
         }
     }
 }

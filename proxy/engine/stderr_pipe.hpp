@@ -44,7 +44,7 @@ private:
     unique_fd write_end_;
     unique_fd wake_;  // eventfd: the destructor stops the thread
     std::mutex lock_;
-    std::string tail_;       // the last bytes since mark() (bounded)
+    std::string tail_;        // the last bytes since mark() (bounded)
     bool line_open_ = false;  // the last byte forwarded was not '\n'
     std::thread thread_;
 };
