@@ -119,7 +119,7 @@ std::string child_process::crash_signal() const {
     if (!WIFSIGNALED(status_)) return {};
     const int sig = WTERMSIG(status_);
     // Our SIGKILL; another signal came first even when we also sent one (it was exiting).
-    if (killed_ && sig == SIGKILL) return {};
+    if (sig == SIGKILL && (killed_ || all_children_killed())) return {};
     const char* name = ::sigabbrev_np(sig);
     return "killed by signal " + std::to_string(sig) +
            (name != nullptr ? std::string(", SIG") + name : std::string());

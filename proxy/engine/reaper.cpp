@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -170,7 +171,16 @@ void start_reaper() {
 
 void kill_orphans() { kill_children(false); }
 
-void kill_all_children() { kill_children(true); }
+namespace {
+std::atomic<bool> killed_all{false};
+}  // namespace
+
+void kill_all_children() {
+    killed_all.store(true);
+    kill_children(true);
+}
+
+bool all_children_killed() { return killed_all.load(); }
 
 namespace owned_children {
 

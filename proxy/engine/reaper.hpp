@@ -32,6 +32,8 @@ void kill_orphans();
 
 /// For shutdown: the same for every child, child_process ones included.
 void kill_all_children();
+/// True once kill_all_children() has run (the proxy is stopping): a SIGKILL is then ours.
+bool all_children_killed();
 
 namespace owned_children {
 
