@@ -21,7 +21,7 @@ TEST_CASE("routing: /init and /run on the exact path, the query string ignored")
     }
 }
 
-TEST_CASE("routing: the 413 text names the limit") {
+TEST_CASE("routing: the 413 text names the limit and its setting") {
     CHECK(actionloop::too_large_message(1000) ==
-          "The request body exceeds the limit of 1000 bytes.");
+          "The request body exceeds the limit of 1000 bytes (OW_MAX_BODY_BYTES).");
 }
