@@ -25,7 +25,7 @@ WORKDIR /src
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config binutils \
-      libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev \
+      nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev \
       libboost-dev prometheus-cpp-dev zip \
  && rm -rf /var/lib/apt/lists/*
 COPY . .
@@ -50,12 +50,12 @@ WORKDIR /action
 EXPOSE 8080
 ENTRYPOINT ["/bin/proxy"]
 # g++ (with libstdc++-12-dev and binutils: readelf, ld.gold) and nlohmann-json3-dev: compile;
-# libcpp-httplib0.11, libspdlog1.10, libfmt9, libarchive13, libprometheus-cpp-core1.0: the
-# proxy; jq: shell actions.
+# libspdlog1.10, libfmt9, libarchive13, libprometheus-cpp-core1.0: the proxy (which serves
+# HTTP with Boost.Beast, header-only); jq: shell actions.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ libstdc++-12-dev binutils nlohmann-json3-dev \
-      libcpp-httplib0.11 libspdlog1.10 libfmt9 libarchive13 libprometheus-cpp-core1.0 \
+      libspdlog1.10 libfmt9 libarchive13 libprometheus-cpp-core1.0 \
       jq \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt/* /var/log/dpkg.log
 COPY --from=build /out/usr/local /usr/local
