@@ -312,8 +312,8 @@ TEST_CASE("alerts/redis: a paused Redis answers 'timed out' after ALERT_REDIS_TI
     using std::chrono::milliseconds;
     using std::chrono::steady_clock;
     redis_server server(false, tracked_spawn(), tracked_kill);
-    const fs::path config = fs::path(ACTIONLOOP_SOURCE_DIR) / "actions" / "alerts" /
-                            "sample-config.json";
+    const fs::path config =
+        fs::path(ACTIONLOOP_SOURCE_DIR) / "actions" / "alerts" / "sample-config.json";
     const std::string offline =
         R"({"etags":[{"id":"s-1","account":"00001234","device":"100a1b2c","type":"status",)"
         R"("ts":1764460801.0,"state":"offline"}],"now":1764460802})";

@@ -75,8 +75,8 @@ void redis_client::time_out(const char* doing) {
 
 std::chrono::milliseconds redis_client::time_left(const char* doing) {
     if (!deadline_) return timeout_;
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-        *deadline_ - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - std::chrono::steady_clock::now());
     if (left.count() <= 0) time_out(doing);
     return left;
 }
