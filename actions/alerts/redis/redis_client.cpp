@@ -141,7 +141,7 @@ void* redis_client::read_reply() {
     void* raw = nullptr;
     if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) fail("unreadable reply");
     if (raw) return raw;
-    for (int done = 0; !done;) {
+    for (int done = sdslen(ctx_->obuf) == 0; !done;) {  // sent already: nothing to write
         const timeval tv = to_timeval(time_left("sending a command"));
         if (::setsockopt(ctx_->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
             fail("cannot set the time-out");
