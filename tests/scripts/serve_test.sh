@@ -120,7 +120,7 @@ print("listening", flush=True); c, _ = s.accept(); print("spoken to", flush=True
 listener=$!
 for _ in $(seq 100); do grep -q listening "$work/listener.log" && break; sleep 0.05; done
 status=1 want="cannot serve on 127.0.0.1:$port: Address already in use" refused --port "$port"
-status=1 want="Address already in use" refused --port "$port" --no-action
+status=1 want="Address already in use" refused --port="$port" --no-action   # the = form too
 status=1 want="Address already in use" refused --port "$((port - 1))" --redis
 kill "$listener"; wait "$listener" 2> /dev/null || true
 ! grep -q "spoken to" "$work/listener.log" || fail "scripts/serve connected to the other listener"
