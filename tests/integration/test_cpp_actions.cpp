@@ -177,8 +177,7 @@ TEST_CASE("cpp: an entry point named like a library function (count, parse, appl
          json{{"sum", 5}, {"word", true}}},
     };
     const std::vector<json> inputs = {json{{"v", {1, 2, 2, 3}}},
-                                      json{{"text", "{\"parsed\": true}"}},
-                                      json{{"text", "abc"}}};
+                                      json{{"text", "{\"parsed\": true}"}}, json{{"text", "abc"}}};
     for (std::size_t i = 0; i < cases.size(); ++i) {
         INFO("entry point " << cases[i].main);
         proxy_process proxy(cpp_runtime());
@@ -219,16 +218,17 @@ TEST_CASE("cpp: a wrong entry-point signature fails /init, naming the accepted o
     const http_reply reply = proxy.init(base64_encode(zip), "handler");
     CHECK(reply.status == 502);
     const std::string error = json_of(reply).value("error", "");
-    CHECK(error.rfind("src/handler.cpp: error: the entry point 'handler' must be one of\n", 0) == 0);
+    CHECK(error.rfind("src/handler.cpp: error: the entry point 'handler' must be one of\n", 0) ==
+          0);
     CHECK(contains(error, "  void handler(std::string_view value, std::string& answer)\n"));
 }
 
 TEST_CASE("cpp: a zip without a top-level exec or sources says so and lists what it holds") {
     proxy_process proxy(cpp_runtime());
     const std::string program = read_file("/bin/true");
-    const std::string zip = make_zip({file_entry("hello", program, 0755),
-                                      file_entry("sub/exec", program, 0755),
-                                      file_entry("sub/data.txt", "data")});
+    const std::string zip =
+        make_zip({file_entry("hello", program, 0755), file_entry("sub/exec", program, 0755),
+                  file_entry("sub/data.txt", "data")});
     CHECK_ERROR_REPLY(
         proxy.init(base64_encode(zip)), 502,
         "compile: no `exec` at the top of the upload, and no C++ sources (*.cpp, *.cc, *.cxx)\n"
