@@ -119,7 +119,9 @@ function(actionloop_add_action name)
   target_include_directories(${name} PRIVATE ${dirs})
 
   # The zip: exec, exec.env and the data files, at its top.
-  set(stage ${CMAKE_CURRENT_BINARY_DIR}/${name}.zip.d)
+  # (Beside the zip, named after it: <zip without .zip>.d, where tests find the exec.)
+  string(REGEX REPLACE "\\.zip$" "" stage ${zip})
+  set(stage ${stage}.d)
   set(copies "")
   set(names exec exec.env)
   set(data_depends "")
