@@ -74,6 +74,20 @@ greeter=$work/greeter-build/greeter.zip
 entries=$(zip_names "$greeter")
 [ "$entries" = "exec exec.env greeting.txt" ] || { echo "greeter.zip holds '$entries'"; exit 1; }
 
+# A wrong signature fails the build, naming the accepted ones (not /init later).
+mkdir -p "$work/wrong"
+sed 's/greeter/wrong/g' "$work/greeter/CMakeLists.txt" | sed 's/ DATA greeting.txt//' \
+    > "$work/wrong/CMakeLists.txt"
+echo 'std::string handler(nlohmann::json args) { return args.dump(); }' > "$work/wrong/wrong.cpp"
+if out=$(cmake -S "$work/wrong" -B "$work/wrong-build" -DCMAKE_PREFIX_PATH="$prefix" \
+             -DCMAKE_BUILD_TYPE=Release 2>&1 && cmake --build "$work/wrong-build" 2>&1); then
+    echo "an entry point returning std::string was built"; exit 1
+fi
+case "$out" in
+    *"the entry point 'handler' must be one of"*"void handler(std::string_view value, std::string& answer)"*) ;;
+    *) echo "a wrong signature's build failed without naming the accepted ones:"; echo "$out"; exit 1 ;;
+esac
+
 # The proxy as the runtime image runs it: the Dockerfile's ENV (OW_EXECUTION_ENV is the image's
 # name, EXECUTION_ENV's default; OW_COMPILER is this prefix's compile), in a fresh directory.
 read_image_env='

@@ -208,6 +208,17 @@ TEST_CASE("cpp: a wrong entry-point signature fails /init, naming the accepted o
         CHECK_ERROR_REPLY(proxy.init(code), 502, "action.cpp: error: " + accepted);
         CHECK_ERROR_REPLY(proxy.run(json::object()), 500, "no action defined yet");
     }
+    // A parameter list of another shape: no accepted overload in the file that defines it.
+    {
+        proxy_process proxy(cpp_runtime());
+        CHECK_ERROR_REPLY(
+            proxy.init("nlohmann::json handler(nlohmann::json args, int) { return args; }\n",
+                       "handler"),
+            502,
+            "action.cpp: error: no function 'handler' of an accepted signature is declared in "
+            "this file; " +
+                replace_all(accepted, "main", "handler"));
+    }
     // In a zip, the message names the file that defines it.
     proxy_process proxy(cpp_runtime());
     const std::string zip = make_zip({

@@ -100,8 +100,10 @@ using dependent_t = typename dependent<D, T>::type;
         callable<void, std::string_view, std::string&>::value ||                                  \
         callable<void, std::string_view, std::string&, const context&>::value ||                  \
         callable<void, int, char**>::value || callable<void>::value;                              \
-    static_assert(declared_here, "no function '" #NAME                                            \
-                                 "' is declared in this file; " ACTIONLOOP_ENTRY_SHAPES(#NAME));  \
+    static_assert(                                                                                \
+        declared_here,                                                                            \
+        "no function '" #NAME                                                                     \
+        "' of an accepted signature is declared in this file; " ACTIONLOOP_ENTRY_SHAPES(#NAME));  \
     static_assert(accepted || !declared_here, ACTIONLOOP_ENTRY_SHAPES(#NAME));                    \
     template <class D>                                                                            \
     ::actionloop::detail::entry make() {                                                          \
