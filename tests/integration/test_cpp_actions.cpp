@@ -280,3 +280,19 @@ TEST_CASE("cpp: a zip's data files land next to exec, its sources and headers do
     std::sort(shipped.begin(), shipped.end());
     CHECK(shipped == std::vector<std::string>{"data/words.txt", "exec"});
 }
+
+TEST_CASE("cpp: a zip whose top-level exec is a source keeps its data files, not its headers") {
+    proxy_process proxy(cpp_runtime());
+    const std::string zip = make_zip({
+        file_entry("exec", "#include <fstream>\n#include <string>\n#include \"notes.h\"\n"
+                           "nlohmann::json main(nlohmann::json) {\n"
+                           "    std::ifstream in(\"greeting.txt\");\n    std::string line;\n"
+                           "    std::getline(in, line);\n    return {{\"line\", line}};\n}\n"),
+        file_entry("notes.h", "// notes\n"),
+        file_entry("greeting.txt", "hello there\n"),
+    });
+    CHECK_REPLY(proxy.init(base64_encode(zip)), 200, OK_BODY);
+    CHECK(json_of(proxy.run(json::object())) == json{{"line", "hello there"}});
+    CHECK(fs::exists(proxy.cwd() / "action/1/bin/greeting.txt"));
+    CHECK_FALSE(fs::exists(proxy.cwd() / "action/1/bin/notes.h"));
+}
