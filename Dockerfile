@@ -7,7 +7,7 @@
 # (--build-arg ACTION=hello.cpp), served in single-entrypoint (Knative) mode.
 #
 # EXECUTION_ENV is the image's name: OW_EXECUTION_ENV, which the proxy requires every action's
-# bin/exec.env to hold; `compile` writes it, and the shipped zips get it here. Build with
+# bin/exec.env to hold; `compile` and actionloop_add_action write it. Build with
 # --build-arg EXECUTION_ENV=<your registry/name> when you push under another name.
 # Metadata instructions come first in each stage: a layer after a big one costs a copy of it
 # with some storage drivers (buildah's vfs, which tests/image/run uses).
@@ -25,19 +25,16 @@ WORKDIR /src
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config binutils \
-      libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev \
+      nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev \
       libboost-dev prometheus-cpp-dev zip \
  && rm -rf /var/lib/apt/lists/*
 COPY . .
-# The shipped zips get the exec.env the proxy checks (as `compile` writes it for sources).
+# The shipped zips hold the exec.env the proxy checks (actionloop_add_action writes it, as
+# `compile` does for sources), and the installed SDK's default is the image's name too.
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DACTIONLOOP_BUILD_TESTS=OFF \
-      -DACTIONLOOP_WARNINGS_AS_ERRORS=ON \
+      -DACTIONLOOP_WARNINGS_AS_ERRORS=ON -DACTIONLOOP_EXEC_ENV="$EXECUTION_ENV" \
  && cmake --build /build -j"$JOBS" \
- && DESTDIR=/out cmake --install /build --prefix /usr/local \
- && cd /out/usr/local/share/actionloop-cpp/actions \
- && printf '%s' "$EXECUTION_ENV" > exec.env \
- && for z in *.zip; do zip -q "$z" exec.env; done \
- && rm exec.env
+ && DESTDIR=/out cmake --install /build --prefix /usr/local
 
 # --- runtime: the proxy, compile and what compile needs at /init ---------------------------
 FROM debian:bookworm-slim
@@ -50,12 +47,12 @@ WORKDIR /action
 EXPOSE 8080
 ENTRYPOINT ["/bin/proxy"]
 # g++ (with libstdc++-12-dev and binutils: readelf, ld.gold) and nlohmann-json3-dev: compile;
-# libcpp-httplib0.11, libspdlog1.10, libfmt9, libarchive13, libprometheus-cpp-core1.0: the
-# proxy; jq: shell actions.
+# libspdlog1.10, libfmt9, libarchive13, libprometheus-cpp-core1.0: the proxy (which serves
+# HTTP with Boost.Beast, header-only); jq: shell actions.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ libstdc++-12-dev binutils nlohmann-json3-dev \
-      libcpp-httplib0.11 libspdlog1.10 libfmt9 libarchive13 libprometheus-cpp-core1.0 \
+      libspdlog1.10 libfmt9 libarchive13 libprometheus-cpp-core1.0 \
       jq \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt/* /var/log/dpkg.log
 COPY --from=build /out/usr/local /usr/local

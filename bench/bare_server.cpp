@@ -1,6 +1,6 @@
 // bare_server PORT: cpp-httplib alone, set up like the proxy (TCP_NODELAY, keep-alive, a
 // thread pool), answering every request with the hello action's JSON. No action behind it:
-// the ceiling for the proxy's HTTP layer.
+// a reference server (the proxy itself serves with Boost.Beast, not cpp-httplib).
 #include <httplib.h>
 #include <sys/socket.h>
 

@@ -12,6 +12,7 @@ trap cleanup EXIT
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > /dev/null
 for f in bin/proxy bin/compile lib/libactionloop_launcher.a include/actionloop/action.hpp \
+         include/actionloop/entry.hpp \
          lib/actionloop/pch/actionloop/action.hpp.gch share/actionloop-cpp/actions/hello.zip; do
     [ -e "$prefix/$f" ] || { echo "missing from the install: $f"; exit 1; }
 done

@@ -1,7 +1,7 @@
 // redis_server.hpp — a real redis-server for the tests: started on a unix socket in its own
 // temp dir (no port to collide with), optionally with the append-only file fsynced on every
 // write (what docs/alerts.md recommends), stopped (SIGKILL: a crash) and started again on the
-// same dir. Readiness is a PING answered, polled with a deadline.
+// same dir, or paused (SIGSTOP) and resumed. Readiness is a PING answered, polled with a deadline.
 #pragma once
 
 #include <hiredis.h>
@@ -86,6 +86,24 @@ public:
         std::error_code ec;
         std::filesystem::remove(socket(), ec);
     }
+
+    /// Freezes the server (SIGSTOP), as a Redis stuck on a slow disk or a swapped-out machine
+    /// would be: the kernel still accepts connections and takes commands, nothing answers.
+    void pause() const { ::kill(pid_, SIGSTOP); }
+    /// Lets a paused server go on (SIGCONT).
+    void resume() const { ::kill(pid_, SIGCONT); }
+
+    /// Pauses the server for its lifetime: resumed however the test leaves the scope.
+    class paused {
+    public:
+        explicit paused(const redis_server& s) : s_(s) { s_.pause(); }
+        ~paused() { s_.resume(); }
+        paused(const paused&) = delete;
+        paused& operator=(const paused&) = delete;
+
+    private:
+        const redis_server& s_;
+    };
 
     /// One command's reply as text (strings, integers; arrays joined by '\n'); "" for nil.
     std::string command(const std::vector<std::string>& args) const {

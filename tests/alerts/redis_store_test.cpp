@@ -1,7 +1,8 @@
 // redis_store_test.cpp — the Redis store: its URL, keys and records (pure), then against a
 // real redis-server: two cores sharing it behave as one, a commit that lost a race to another
 // container is decided again, a due hold is sent once whichever container ticks, same-state
-// heartbeats write nothing, and a Redis that is gone fails the activation loudly.
+// heartbeats write nothing, and a Redis that is gone or does not answer fails the activation
+// loudly (within the time-out).
 #include <set>
 
 #include "alert_test_util.hpp"
@@ -40,13 +41,16 @@ struct record_copy : record_sink {
 
 // One container: its own core and store, on the shared server.
 struct container {
-    explicit container(const redis_server& server, std::function<void()> before_commit = {})
-        : harness(), store(options(server, std::move(before_commit))) {}
+    explicit container(const redis_server& server, std::function<void()> before_commit = {},
+                       std::chrono::milliseconds timeout = std::chrono::milliseconds(2000))
+        : harness(), store(options(server, std::move(before_commit), timeout)) {}
 
-    static redis_store_options options(const redis_server& server, std::function<void()> hook) {
+    static redis_store_options options(const redis_server& server, std::function<void()> hook,
+                                       std::chrono::milliseconds timeout) {
         redis_store_options o;
         o.url = parse_redis_url(server.url());
         o.before_commit = std::move(hook);
+        o.timeout = timeout;
         return o;
     }
     std::vector<std::string> run(const std::vector<etag>& batch, double now) {
@@ -221,6 +225,39 @@ TEST_CASE("redis: a Redis that is gone fails the activation, and the retry succe
     server.start();  // the append-only file brings the record back
     CHECK(a.run({}, T0 + 300) == strings{"Offline cam1"});
     CHECK(a.run({}, T0 + 301).empty());
+}
+
+// A Redis that takes the connection and never answers (SIGSTOP): the activation fails after
+// the time-out — one budget for the whole activation, not one per round trip or retry — with
+// a message that says so; once Redis goes on, the next activation succeeds.
+TEST_CASE("redis: a Redis that does not answer times out within the time-out, in all") {
+    using std::chrono::milliseconds;
+    redis_server server(true);
+    const milliseconds timeout(600);
+    container a(server, {}, timeout);
+    CHECK(a.run({status("cam1", T0, device_state::offline, "s1")}, T0).empty());
+    container fresh(server, {}, timeout);  // its first activation connects to a paused Redis
+    for (container* c : {&a, &fresh}) {
+        CAPTURE((c == &a ? "a kept connection" : "a new connection"));
+        std::string message;
+        const auto start = std::chrono::steady_clock::now();
+        {
+            const redis_server::paused frozen(server);
+            try {
+                c->run({}, T0 + 300);
+            } catch (const redis_timeout& e) {
+                message = e.what();
+            }
+        }
+        const auto took = std::chrono::steady_clock::now() - start;
+        CHECK(message == "redis " + server.url() +
+                             ": timed out waiting for a reply (ALERT_REDIS_TIMEOUT_MS: 600 ms)");
+        CHECK(took >= timeout);
+        CHECK(took < timeout + milliseconds(400));
+        CHECK(c->store.counters().failures == 1);
+    }
+    CHECK(a.run({}, T0 + 300) == strings{"Offline cam1"});  // Redis answers again
+    CHECK(fresh.run({}, T0 + 301).empty());
 }
 
 // A process skips reading devices it found without a record, as long as the creations log

@@ -5,16 +5,22 @@ as a new user would on a fresh clone, and checks the answers the doc promises.
 The clone: the source tree's files (git ls-files: tracked and untracked-not-ignored) copied to
 a temp dir, with the build's `cmake --install` in its build/prefix, where scripts/serve would
 put it. Then, for each fenced block in the doc, top to bottom:
-  ```sh            run: each line with bash in the clone's root (set -eo pipefail); a line
-                   ending in `# {…}` or `# […]` must print exactly that JSON text.
+  ```sh            run: pasted into one bash shell that lives for the whole doc, as a user
+                   pastes the doc's blocks one after the other into one terminal (started in
+                   the clone's root, with set -eo pipefail): what a block leaves behind
+                   (variables, exports, the directory, background processes, traps, which fire
+                   only when the terminal closes) is there for the next blocks. A line ending
+                   in `# {…}` or `# […]` must print exactly that JSON text.
   ```cpp etc.      whose first line is `// NAME.cpp` (or .hpp, .h, .cc): saved as NAME, as the
                    doc asks the reader to.
   <!-- not run: REASON -->   on the line before a block: not run; the doc's test then ends as
                    skipped (exit 77) with the reason, after every other block has passed.
 Two commands are taken over, not run as written: `scripts/serve ARGS` (it serves until Ctrl-C)
 starts in the background as `scripts/serve --port P --no-build ARGS` after the previous one is
-stopped, as the doc tells the reader to do with Ctrl-C, and counts when it says `serving`; and
-`scripts/test` is the suite this runs in. The ports P and P+1 are free and replace 8080 and 8081 in every command.
+stopped, as the doc tells the reader to do with Ctrl-C, and counts when it says `serving` (as
+if in a second terminal); and `scripts/test` is the suite this runs in. The ports P and P+1 are
+free and replace 8080 and 8081 in every command. When the doc's last block has run, the shell
+is closed as a terminal is (its EXIT traps run) and whatever it left running is killed.
 Exit status: 0 all ran as written, 1 a command failed, 77 some blocks were not run.
 """
 import argparse
@@ -99,10 +105,63 @@ def make_clone(source, build, root):
     return repo
 
 
+# The terminal: reads the name of a file of commands at a time from fd CONTROL_FD, runs it in
+# this same shell (source), then prints DONE and the file's name.
+CONTROL_FD = 62
+DONE = "__docs_block_done__"
+SHELL = f"""set -eo pipefail
+__check() {{  # OUTPUT EXPECTED LINE
+  [ "$1" = "$2" ] || {{ printf 'line %s printed:\\n%s\\ninstead of:\\n%s\\n' "$3" "$1" "$2" >&2; exit 1; }}
+  printf '%s\\n' "$1"
+}}
+while IFS= read -r __docs_file <&{CONTROL_FD}; do
+  source "$__docs_file"
+  printf '\\n{DONE} %s\\n' "$__docs_file"
+done
+"""
+
+
 class runner:
     def __init__(self, repo, home):
         self.repo, self.port, self.serve = repo, free_port(), None
         self.env = dict(os.environ, HOME=home)
+        self.shell, self.shell_log, self.control, self.chunks = None, None, None, 0
+
+    def start_shell(self):
+        read_end, self.control = os.pipe()
+        os.dup2(read_end, CONTROL_FD)
+        os.close(read_end)
+        self.shell_log = open(os.path.join(self.repo, "..", "shell.log"), "w+")
+        self.shell = subprocess.Popen(["bash", "-c", SHELL], cwd=self.repo, env=self.env,
+                                      stdin=subprocess.DEVNULL, stdout=self.shell_log,
+                                      stderr=subprocess.STDOUT, pass_fds=(CONTROL_FD,),
+                                      start_new_session=True)
+        os.close(CONTROL_FD)
+        self.shown = 0
+
+    def close_shell(self):
+        """Closes the terminal: its EXIT traps run; then what it left running is killed.
+        (ok, output)"""
+        if not self.shell:
+            return True, ""
+        try:
+            os.close(self.control)
+        except OSError:
+            pass  # closed already
+        try:
+            code = self.shell.wait(30)
+        except subprocess.TimeoutExpired:
+            code = None
+        try:
+            os.killpg(self.shell.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.shell.wait()
+        self.shell_log.seek(self.shown)
+        out = self.shell_log.read()
+        self.shell_log.close()
+        self.shell = None
+        return code is not None, out
 
     def stop_serve(self):
         if self.serve and self.serve.poll() is None:
@@ -119,7 +178,7 @@ class runner:
         another free port, which the following commands then use."""
         for _ in range(3):
             ok, text = self.try_serve(args)
-            if ok or "taken?" not in text:
+            if ok or "in use" not in text:
                 break
             self.port = free_port()
         return ok, text
@@ -142,12 +201,30 @@ class runner:
         return False, text + "\n(no 'serving' within 120 s)"
 
     def bash(self, script):
-        preamble = "set -eo pipefail\n__check() {  # OUTPUT EXPECTED LINE\n" \
-                   "  [ \"$1\" = \"$2\" ] || { printf 'line %s printed:\\n%s\\ninstead of:\\n%s\\n'" \
-                   " \"$3\" \"$1\" \"$2\" >&2; exit 1; }\n  printf '%s\\n' \"$1\"\n}\n"
-        done = subprocess.run(["bash", "-c", preamble + script], cwd=self.repo, env=self.env,
-                              capture_output=True, text=True, timeout=600)
-        return done.returncode == 0, done.stdout + done.stderr
+        """Pastes SCRIPT into the terminal and waits for it. (ok, output)"""
+        if not self.shell:
+            self.start_shell()
+        self.chunks += 1
+        name = os.path.join(self.repo, "..", f"block-{self.chunks}.sh")
+        with open(name, "w") as f:
+            f.write(script)
+        os.write(self.control, (os.path.abspath(name) + "\n").encode())
+        marker = f"\n{DONE} {os.path.abspath(name)}\n"
+        deadline = time.monotonic() + 600
+        while True:
+            self.shell_log.seek(self.shown)
+            text = self.shell_log.read()
+            at = text.find(marker)
+            if at >= 0:
+                self.shown += len(text[:at + len(marker)].encode())
+                return True, text[:at] + ("\n" if at and not text[:at].endswith("\n") else "")
+            if self.shell.poll() is not None:
+                code = self.shell.returncode
+                _, text = self.close_shell()
+                return False, text + f"(the shell exited with status {code})\n"
+            if time.monotonic() > deadline:
+                return False, text + "(not done within 600 s)\n"
+            time.sleep(0.02)
 
     def with_port(self, text):
         """8080 (and 8081, the second proxy of `scripts/serve --redis`) become P and P+1."""
@@ -246,12 +323,19 @@ def main():
                 print(f"FAILED: the block at {where}")
                 return 1
             ran += 1
+        ok, out = r.close_shell()
+        if out:
+            print(f"--- the terminal closed\n{out}", end="" if out.endswith("\n") else "\n")
+        if not ok:
+            print("FAILED: the shell did not end within 30 s of its terminal closing")
+            return 1
         print(f"docs: {a.doc}: {ran} blocks ran as written, {len(skipped)} not run")
         for s in skipped:
             print(f"  not run: {s}")
         return 77 if skipped else 0
     finally:
         if r:
+            r.close_shell()
             r.stop_serve()
         shutil.rmtree(root, ignore_errors=True)
 

@@ -305,6 +305,50 @@ TEST_CASE("alerts/redis: Redis stopped mid-stream: errors answered, nothing lost
         std::chrono::seconds(10)));
 }
 
+// A Redis that takes the connection and never answers (SIGSTOP, as a stuck machine): the
+// activation answers, after ALERT_REDIS_TIMEOUT_MS in all (not once per round trip or retry),
+// an error that says it timed out; once Redis goes on (SIGCONT), the same batch succeeds.
+TEST_CASE("alerts/redis: a paused Redis answers 'timed out' after ALERT_REDIS_TIMEOUT_MS") {
+    using std::chrono::milliseconds;
+    using std::chrono::steady_clock;
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    const fs::path config =
+        fs::path(ACTIONLOOP_SOURCE_DIR) / "actions" / "alerts" / "sample-config.json";
+    const std::string offline =
+        R"({"etags":[{"id":"s-1","account":"00001234","device":"100a1b2c","type":"status",)"
+        R"("ts":1764460801.0,"state":"offline"}],"now":1764460802})";
+    const std::string tick = R"({"etags":[],"now":1764461105})";
+    const struct {
+        const char* setting;  // ALERT_REDIS_TIMEOUT_MS, or null: the default
+        milliseconds timeout;
+    } cases[] = {{nullptr, milliseconds(2000)}, {"700", milliseconds(700)}};
+    for (const auto& c : cases) {
+        CAPTURE(c.timeout.count());
+        json env = redis_env(server, config);
+        if (c.setting) env["ALERT_REDIS_TIMEOUT_MS"] = c.setting;
+        auto proxy = start_monitor(env);
+        CHECK(run_text(*proxy, offline).at("stats").at("pending") == 1);  // a kept connection
+        http_reply reply;
+        const auto start = steady_clock::now();
+        {
+            const redis_server::paused frozen(server);
+            reply = proxy->run_raw("{\"value\":" + tick + "}");
+        }
+        const auto took = steady_clock::now() - start;
+        CHECK(reply.status == 200);
+        CHECK(reply.body == json{{"error", "redis " + server.url() +
+                                               ": timed out waiting for a reply "
+                                               "(ALERT_REDIS_TIMEOUT_MS: " +
+                                               std::to_string(c.timeout.count()) + " ms)"}}
+                                    .dump() +
+                                "\n");
+        CHECK(took >= c.timeout);
+        CHECK(took < c.timeout + milliseconds(500));
+        CHECK(types_of(run_text(*proxy, tick)) == strings{"Offline"});  // Redis answers again
+        server.command({"FLUSHALL"});
+    }
+}
+
 TEST_CASE("alerts/redis: an unreadable or invalid config, or a bad Redis URL, fails /init") {
     temp_dir dir("alerts-init");
     write_file(dir.path() / "typo.json", R"({"holds": {"ofline": 30}, "accounts": {}})");

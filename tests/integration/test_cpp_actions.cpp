@@ -2,8 +2,12 @@
 // and linked with the launcher, then run through the proxy (with the ack, as in the image).
 // Each case compiles real C++, so there are few of them and each covers one promise of the
 // action contract (protocol.md "The C++ action contract").
-#include <chrono>
 #include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
 
 #include "archive_builder.hpp"
 #include "expectations.hpp"
@@ -158,4 +162,156 @@ TEST_CASE("cpp: an unterminated log line is ended before the activation's sentin
         CHECK(proxy.stderr_text() ==
               "err 1 and clog\n" + end + "err 2\n" + end + "err 3 and clog\n" + end);
     }
+}
+
+// The entry point is handed to the launcher by a wrapper around the file that defines it
+// (actionloop/entry.hpp), not by a macro renaming the word: every other use of the name, in
+// the action and in the standard headers, is left as written.
+TEST_CASE("cpp: an entry point named like a library function (count, parse, apply)") {
+    struct named_case {
+        const char* main;
+        std::string code;
+        json expected;
+    };
+    const std::vector<named_case> cases = {
+        {"count",
+         "#include <algorithm>\n#include <vector>\n"
+         "nlohmann::json count(nlohmann::json args) {\n"
+         "    std::vector<int> v = args.at(\"v\");\n"
+         "    return {{\"twos\", std::count(v.begin(), v.end(), 2)}};\n}\n",
+         json{{"twos", 2}}},
+        {"parse",
+         "nlohmann::json parse(const nlohmann::json& args) {\n"
+         "    return nlohmann::json::parse(args.at(\"text\").get<std::string>());\n}\n",
+         json{{"parsed", true}}},
+        {"apply",
+         "#include <future>\n#include <regex>\n#include <tuple>\n"
+         "nlohmann::json apply(nlohmann::json args, const actionloop::context&) {\n"
+         "    auto sum = std::async(std::launch::async, [] {\n"
+         "        return std::apply([](int a, int b) { return a + b; }, std::make_tuple(2, 3));\n"
+         "    });\n"
+         "    const std::regex word(\"[a-z]+\");\n"
+         "    const std::string text = args.value(\"text\", std::string());\n"
+         "    return {{\"sum\", sum.get()}, {\"word\", std::regex_match(text, word)}};\n}\n",
+         json{{"sum", 5}, {"word", true}}},
+    };
+    const std::vector<json> inputs = {json{{"v", {1, 2, 2, 3}}},
+                                      json{{"text", "{\"parsed\": true}"}}, json{{"text", "abc"}}};
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        INFO("entry point " << cases[i].main);
+        proxy_process proxy(cpp_runtime());
+        CHECK_REPLY(proxy.init(cases[i].code, cases[i].main), 200, OK_BODY);
+        const http_reply reply = proxy.run(inputs[i]);
+        CHECK(reply.status == 200);
+        CHECK(json_of(reply) == cases[i].expected);
+    }
+}
+
+TEST_CASE("cpp: a wrong entry-point signature fails /init, naming the accepted ones") {
+    const std::string accepted =
+        "the entry point 'main' must be one of\n"
+        "  nlohmann::json main(nlohmann::json args)\n"
+        "  nlohmann::json main(const nlohmann::json& args)\n"
+        "  nlohmann::json main(nlohmann::json args, const actionloop::context& ctx)\n"
+        "  nlohmann::json main(const nlohmann::json& args, const actionloop::context& ctx)\n"
+        "  void main(std::string_view value, std::string& answer)\n"
+        "  void main(std::string_view value, std::string& answer, const actionloop::context& "
+        "ctx)\n"
+        "(the return type exactly nlohmann::json, or void for the raw entry point)\n";
+    for (const std::string code :
+         {"std::string main(nlohmann::json args) { return args.dump(); }\n",
+          "int main(nlohmann::json) { return 0; }\n",
+          "int main(int argc, char** argv) { return argc + (argv == nullptr); }\n"}) {
+        INFO("code: " << code);
+        proxy_process proxy(cpp_runtime());
+        CHECK_ERROR_REPLY(proxy.init(code), 502, "action.cpp: error: " + accepted);
+        CHECK_ERROR_REPLY(proxy.run(json::object()), 500, "no action defined yet");
+    }
+    // A parameter list of another shape: no accepted overload in the file that defines it.
+    {
+        proxy_process proxy(cpp_runtime());
+        CHECK_ERROR_REPLY(
+            proxy.init("nlohmann::json handler(nlohmann::json args, int) { return args; }\n",
+                       "handler"),
+            502,
+            "action.cpp: error: no function 'handler' of an accepted signature is declared in "
+            "this file; " +
+                replace_all(accepted, "main", "handler"));
+    }
+    // In a zip, the message names the file that defines it.
+    proxy_process proxy(cpp_runtime());
+    const std::string zip = make_zip({
+        file_entry("src/handler.cpp", "nlohmann::json helper();\n"
+                                      "std::string handler(nlohmann::json) { return \"\"; }\n"),
+        file_entry("src/helper.cpp", "nlohmann::json helper() { return {}; }\n"),
+    });
+    const http_reply reply = proxy.init(base64_encode(zip), "handler");
+    CHECK(reply.status == 502);
+    const std::string error = json_of(reply).value("error", "");
+    CHECK(error.rfind("src/handler.cpp: error: the entry point 'handler' must be one of\n", 0) ==
+          0);
+    CHECK(contains(error, "  void handler(std::string_view value, std::string& answer)\n"));
+}
+
+TEST_CASE("cpp: a zip without a top-level exec or sources says so and lists what it holds") {
+    proxy_process proxy(cpp_runtime());
+    const std::string program = read_file("/bin/true");
+    const std::string zip =
+        make_zip({file_entry("hello", program, 0755), file_entry("sub/exec", program, 0755),
+                  file_entry("sub/data.txt", "data")});
+    CHECK_ERROR_REPLY(
+        proxy.init(base64_encode(zip)), 502,
+        "compile: no `exec` at the top of the upload, and no C++ sources (*.cpp, *.cc, *.cxx)\n"
+        "to build one. A zip runs as is when its program is a file named exec at its top.\n"
+        "The upload holds:\n  hello\n  sub/data.txt\n  sub/exec\n");
+    // A long listing is cut after ten names.
+    std::vector<archive_entry> many;
+    for (int i = 0; i < 14; ++i) many.push_back(file_entry("f" + std::to_string(i + 10), "x"));
+    const http_reply reply = proxy.init(base64_encode(make_zip(many)));
+    CHECK(reply.status == 502);
+    const std::string error = json_of(reply).value("error", "");
+    CHECK(contains(error, "The upload holds:\n  f10\n"));
+    CHECK(contains(error, "  f19\n  ... and 4 more\n"));
+    CHECK_FALSE(contains(error, "f20"));
+}
+
+TEST_CASE("cpp: a zip's data files land next to exec, its sources and headers do not") {
+    proxy_process proxy(cpp_runtime());
+    const std::string zip = make_zip({
+        file_entry("main.cpp", "#include <fstream>\n#include <sstream>\n#include \"lib/util.hpp\"\n"
+                               "nlohmann::json main(nlohmann::json) {\n"
+                               "    std::ifstream in(\"data/words.txt\");\n"
+                               "    std::stringstream text;\n    text << in.rdbuf();\n"
+                               "    return {{\"words\", text.str()}, {\"util\", util()}};\n}\n"),
+        file_entry("lib/util.hpp", "#pragma once\n#include \"util.inl\"\nint util();\n"),
+        file_entry("lib/util.inl", "// inline parts\n"),
+        file_entry("lib/util.h", "// a C header\n"),
+        file_entry("lib/util.cpp", "#include \"util.hpp\"\nint util() { return 7; }\n"),
+        file_entry("data/words.txt", "alpha beta\n"),
+    });
+    CHECK_REPLY(proxy.init(base64_encode(zip)), 200, OK_BODY);
+    CHECK(json_of(proxy.run(json::object())) == json{{"words", "alpha beta\n"}, {"util", 7}});
+    std::vector<std::string> shipped;
+    const fs::path bin = proxy.cwd() / "action/1/bin";
+    for (const auto& e : fs::recursive_directory_iterator(bin)) {
+        if (e.is_regular_file()) shipped.push_back(fs::relative(e.path(), bin).string());
+    }
+    std::sort(shipped.begin(), shipped.end());
+    CHECK(shipped == std::vector<std::string>{"data/words.txt", "exec"});
+}
+
+TEST_CASE("cpp: a zip whose top-level exec is a source keeps its data files, not its headers") {
+    proxy_process proxy(cpp_runtime());
+    const std::string zip = make_zip({
+        file_entry("exec", "#include <fstream>\n#include <string>\n#include \"notes.h\"\n"
+                           "nlohmann::json main(nlohmann::json) {\n"
+                           "    std::ifstream in(\"greeting.txt\");\n    std::string line;\n"
+                           "    std::getline(in, line);\n    return {{\"line\", line}};\n}\n"),
+        file_entry("notes.h", "// notes\n"),
+        file_entry("greeting.txt", "hello there\n"),
+    });
+    CHECK_REPLY(proxy.init(base64_encode(zip)), 200, OK_BODY);
+    CHECK(json_of(proxy.run(json::object())) == json{{"line", "hello there"}});
+    CHECK(fs::exists(proxy.cwd() / "action/1/bin/greeting.txt"));
+    CHECK_FALSE(fs::exists(proxy.cwd() / "action/1/bin/notes.h"));
 }

@@ -83,7 +83,8 @@ TEST_CASE("knative: an unsupported __OW_RUNTIME_PLATFORM exits 9 without listeni
     }
 }
 
-TEST_CASE("knative: openwhisk is the classic mode, and knative serves only /") {
+TEST_CASE("knative: openwhisk is the classic mode; knative serves the action on / (and /health), "
+          "not /init or /run") {
     proxy_options openwhisk;
     openwhisk.env["__OW_RUNTIME_PLATFORM"] = "openwhisk";
     proxy_process classic(openwhisk);
@@ -102,6 +103,7 @@ TEST_CASE("knative: openwhisk is the classic mode, and knative serves only /") {
                 "Missing main/no code to execute.");
     check_error(proxy.post("/", "{\"init\":{\"code\":\"x\",\"binary\":\"yes\"}}"), 500,
                 "internal error during request processing.");
+    CHECK_REPLY(proxy.get("/health"), 200, "{\"ok\":true}\n");
 }
 
 TEST_CASE("knative: hello, init alone then a run (C++ source)") {

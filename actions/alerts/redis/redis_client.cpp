@@ -1,8 +1,11 @@
 // redis_client.cpp — hiredis (0.14) calls behind redis_client.
 #include "redis_client.hpp"
 
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
+#include <cerrno>
 #include <csignal>
 
 namespace alerts {
@@ -64,14 +67,32 @@ void redis_client::fail(const std::string& what) {
     throw redis_error(message);
 }
 
+void redis_client::time_out(const char* doing) {
+    disconnect();
+    throw redis_timeout("redis " + url_.text + ": timed out " + doing +
+                        " (ALERT_REDIS_TIMEOUT_MS: " + std::to_string(timeout_.count()) + " ms)");
+}
+
+std::chrono::milliseconds redis_client::time_left(const char* doing) {
+    if (!deadline_) return timeout_;
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - std::chrono::steady_clock::now());
+    if (left.count() <= 0) time_out(doing);
+    return left;
+}
+
 void redis_client::connect() {
-    const timeval tv = to_timeval(timeout_);
+    const timeval tv = to_timeval(time_left("connecting"));
     ctx_ = url_.socket.empty() ? redisConnectWithTimeout(url_.host.c_str(), url_.port, tv)
                                : redisConnectUnixWithTimeout(url_.socket.c_str(), tv);
     if (!ctx_) throw redis_error("redis " + url_.text + ": cannot allocate a connection");
-    if (ctx_->err) fail("cannot connect");
+    if (ctx_->err) {
+        if (errno == ETIMEDOUT) time_out("connecting");
+        fail("cannot connect");
+    }
     use_functions(ctx_);
-    if (redisSetTimeout(ctx_, tv) != REDIS_OK) fail("cannot set the time-out");
+    // A bound for blocking writes; read_reply waits for replies itself, within the time left.
+    if (redisSetTimeout(ctx_, to_timeval(timeout_)) != REDIS_OK) fail("cannot set the time-out");
     ++connections_;
     if (url_.db != 0) {
         const std::string db = std::to_string(url_.db);
@@ -109,10 +130,39 @@ void redis_client::append_resp(std::initializer_list<std::string_view> pieces) {
 
 redis_reply redis_client::reply_or_error() {
     if (!ctx_ || queued_ == 0) throw redis_error("redis " + url_.text + ": no command queued");
-    void* raw = nullptr;
-    if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) fail("no reply");
+    void* raw = read_reply();
     --queued_;
     return redis_reply(static_cast<redisReply*>(raw));
+}
+
+void* redis_client::read_reply() {
+    // hiredis's redisGetReply, with each write and wait bounded by the time left rather than
+    // by a whole time-out each (a blocked Redis would otherwise cost one time-out per read).
+    void* raw = nullptr;
+    if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) fail("unreadable reply");
+    if (raw) return raw;
+    for (int done = sdslen(ctx_->obuf) == 0; !done;) {  // sent already: nothing to write
+        const timeval tv = to_timeval(time_left("sending a command"));
+        if (::setsockopt(ctx_->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
+            fail("cannot set the time-out");
+        }
+        if (redisBufferWrite(ctx_, &done) != REDIS_OK) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) time_out("sending a command");
+            fail("cannot send");
+        }
+    }
+    while (!raw) {
+        pollfd p{ctx_->fd, POLLIN, 0};
+        const int ready = ::poll(&p, 1, static_cast<int>(time_left("waiting for a reply").count()));
+        if (ready < 0) {
+            if (errno == EINTR) continue;
+            fail("cannot wait for a reply");
+        }
+        if (ready == 0) time_out("waiting for a reply");
+        if (redisBufferRead(ctx_) != REDIS_OK) fail("no reply");
+        if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) fail("unreadable reply");
+    }
+    return raw;
 }
 
 redis_reply redis_client::reply() {

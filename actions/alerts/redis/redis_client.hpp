@@ -2,6 +2,10 @@
 // then read their replies in order with reply(). Any failure (cannot connect, time-out, a
 // broken connection, an error reply) throws redis_error and drops the connection; the next
 // append() connects again. A nil element of an array reply (MGET) is a null pointer.
+// Time: between start_deadline() and clear_deadline() (one activation), connecting, sending
+// and every wait for a reply share one budget of `timeout` (ALERT_REDIS_TIMEOUT_MS), however
+// many round trips it takes; outside them each connect or reply gets the whole `timeout`.
+// Running out throws redis_timeout, whose message says "timed out".
 #pragma once
 
 #include <hiredis.h>
@@ -9,6 +13,7 @@
 #include <chrono>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -21,6 +26,12 @@ namespace alerts {
 class redis_error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+};
+
+/// The time budget ran out (Redis did not answer in time): no point in trying again at once.
+class redis_timeout : public redis_error {
+public:
+    using redis_error::redis_error;
 };
 
 struct reply_deleter {
@@ -47,6 +58,9 @@ public:
     redis_reply reply_or_error();
     /// Sends the queued commands and reads their replies: one round trip.
     std::vector<redis_reply> replies(std::size_t n);
+    /// From now on, everything shares one budget of `timeout` (one activation's I/O).
+    void start_deadline() { deadline_ = std::chrono::steady_clock::now() + timeout_; }
+    void clear_deadline() { deadline_.reset(); }
     /// Drops the connection (after a failure), so the next command reconnects.
     void disconnect();
 
@@ -65,10 +79,17 @@ public:
 
 private:
     void connect();
+    /// Sends what is queued and reads until one reply is complete, within the time left.
+    void* read_reply();
+    /// The time left before the deadline (the whole time-out without one); throws
+    /// redis_timeout when it is spent.
+    std::chrono::milliseconds time_left(const char* doing);
     [[noreturn]] void fail(const std::string& what);
+    [[noreturn]] void time_out(const char* doing);
 
     redis_url url_;
     std::chrono::milliseconds timeout_;
+    std::optional<std::chrono::steady_clock::time_point> deadline_;
     redisContext* ctx_ = nullptr;
     std::size_t queued_ = 0;
     std::uint64_t round_trips_ = 0;

@@ -100,6 +100,15 @@ redis_store::redis_store(redis_store_options options)
 
 batch_result redis_store::process(alert_core& core, const std::vector<etag>& batch, double now) {
     ++counters_.batches;
+    // Every round trip of this activation (connect, reads, commits, a retry) shares one
+    // ALERT_REDIS_TIMEOUT_MS.
+    struct deadline {
+        redis_client& client;
+        explicit deadline(redis_client& c) : client(c) { client.start_deadline(); }
+        ~deadline() { client.clear_deadline(); }
+        deadline(const deadline&) = delete;
+        deadline& operator=(const deadline&) = delete;
+    } budget(client_);
     try {
         if (core.config() != known_config_) {
             reset_knowledge();
@@ -278,6 +287,8 @@ void redis_store::read_reconnecting(alert_core& core, double now) {
     const bool reused = client_.connected();
     try {
         read(core, now);
+    } catch (const redis_timeout&) {
+        throw;  // a Redis that does not answer: the time is spent, no retry
     } catch (const redis_error&) {
         if (!reused) throw;
         // A connection kept from an earlier activation may have died with a Redis restart (or

@@ -15,9 +15,11 @@
 //         return {{"id", ctx.activation_id()}, {"ms_left", ctx.time_left().count()}};
 //     }
 //
-// `compile` (and the CMake function actionloop_add_action) renames your entry point to
-// `actionloop_main` with a macro, because a global `main` must return int; the launcher
-// library owns the real `int main()` and runs the activation loop:
+// Any function name works (`/init`'s `main`, actionloop_add_action's MAIN). `compile` (and
+// actionloop_add_action) compiles the file that defines it through a wrapper that checks its
+// signature (one of the shapes here; anything else is a compile error naming them) and hands
+// it to the launcher, which owns the real `int main()` (a `main` of yours is renamed in that
+// file only: a global `main` must return int) and runs the activation loop:
 //   * one JSON request per line on stdin, one compact JSON answer per line on fd 3;
 //   * `args` is the request's `value` (an object, an array, or {} when absent);
 //   * every other string field of the request is in the context, and is also exported as
