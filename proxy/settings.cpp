@@ -216,7 +216,6 @@ settings load_settings(int argc, char** argv) {
     s.save_jar = env_string("OW_SAVE_JAR");
     s.max_body_bytes = env_number("OW_MAX_BODY_BYTES", s.max_body_bytes);
     s.max_answer_bytes = env_number("OW_MAX_ANSWER_BYTES", s.max_answer_bytes);
-    s.max_extract_bytes = max_extract_bytes_now();
     s.deadline_grace_ms = env_number("OW_DEADLINE_GRACE_MS", s.deadline_grace_ms);
     s.run_timeout_ms = env_number("OW_RUN_TIMEOUT_MS", s.run_timeout_ms);
     // A bound centuries away is none (the clock's nanoseconds would overflow).

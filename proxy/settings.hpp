@@ -31,7 +31,7 @@ struct settings {
     // Ours (documented in the README).
     size_t max_body_bytes = 50u << 20;             // OW_MAX_BODY_BYTES
     size_t max_answer_bytes = 50u << 20;           // OW_MAX_ANSWER_BYTES
-    std::uint64_t max_extract_bytes = 1ull << 30;  // OW_MAX_EXTRACT_BYTES (1 GiB)
+    // OW_MAX_EXTRACT_BYTES is read at each archive: max_extract_bytes_now() below.
     int deadline_grace_ms = 100;                   // OW_DEADLINE_GRACE_MS
     std::int64_t run_timeout_ms = 300000;          // OW_RUN_TIMEOUT_MS (0: no bound)
     int ack_timeout_ms = 60000;                    // OW_ACK_TIMEOUT_MS

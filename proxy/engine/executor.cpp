@@ -95,14 +95,14 @@ void executor::wait_for_ack() {
     std::string line;
     auto deadline = clock::now() + milliseconds(options_.ack_timeout_ms);
     switch (read_line(deadline, line)) {
-        case line_result::answered:
+        case outcome::answered:
             try {
                 pipelined_ = check_ack(line);
             } catch (const start_error& e) {
                 start_failed(e.what());
             }
             return;
-        case line_result::exited:
+        case outcome::exited:
             start_failed("Command exited abruptly during initialization.");
         default:
             start_failed("The action did not initialize properly: no ack arrived on fd 3 in " +
@@ -166,18 +166,18 @@ bool executor::read_available() {
 }
 
 // The ack: reads until one full line is buffered. Data already in the pipe wins over an exit.
-executor::line_result executor::read_line(clock::time_point deadline, std::string& line) {
+executor::outcome executor::read_line(clock::time_point deadline, std::string& line) {
     for (;;) {
         bool gone = false;
         short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), poll_timeout(deadline), gone);
-        if (revents == 0 && !gone) return line_result::deadline;
+        if (revents == 0 && !gone) return outcome::deadline;
         if (fill_from_fd3()) {
             size_t extra = answer_.take_line(line);
             if (extra > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", extra);
-            return line_result::answered;
+            return outcome::answered;
         }
-        if (answer_.overflowed()) return line_result::too_large;
-        if (gone || fd3_eof_) return line_result::exited;  // the caller stops what is left
+        if (answer_.overflowed()) return outcome::too_large;
+        if (gone || fd3_eof_) return outcome::exited;  // the caller stops what is left
     }
 }
 

@@ -91,9 +91,8 @@ public:
     pid_t pid() const { return child_.pid(); }
 
 private:
-    enum class line_result { answered, exited, deadline, too_large };
     void wait_for_ack();
-    line_result read_line(clock::time_point deadline, std::string& line);
+    outcome read_line(clock::time_point deadline, std::string& line);
     bool fill_from_fd3();
 
     [[noreturn]] void start_failed(const std::string& why);
