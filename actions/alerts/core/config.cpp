@@ -129,11 +129,6 @@ const region_config* device_config::find_region(std::string_view region) const {
     return nullptr;
 }
 
-std::int32_t alert_config::find_account(std::string_view id) const {
-    auto it = account_index_.find(std::string(id));
-    return it == account_index_.end() ? -1 : static_cast<std::int32_t>(it->second);
-}
-
 std::uint64_t config_fingerprint(const nlohmann::json& j) {
     return static_cast<std::uint64_t>(std::hash<nlohmann::json>{}(j));
 }
@@ -156,7 +151,6 @@ alert_config parse_config(const nlohmann::json& j) {
     require_object(*it, "accounts");
     for (const auto& [id, aj] : it->items()) {
         if (id.empty() || id.size() > 255) fail("accounts." + id, "has an invalid id");
-        cfg.account_index_.emplace(id, static_cast<std::uint32_t>(cfg.accounts.size()));
         parse_account(cfg, id, aj);
     }
     cfg.fingerprint = config_fingerprint(j);

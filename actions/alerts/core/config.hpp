@@ -81,13 +81,6 @@ struct alert_config {
     std::vector<account_config> accounts;
     std::vector<device_config> devices;
     std::uint64_t fingerprint = 0;
-
-    /// Index of the account called `id` in `accounts`, or -1.
-    std::int32_t find_account(std::string_view id) const;
-
-private:
-    friend alert_config parse_config(const nlohmann::json& j);
-    std::unordered_map<std::string, std::uint32_t> account_index_;
 };
 
 /// Fingerprint of a raw config value (cheap compared with parsing it).

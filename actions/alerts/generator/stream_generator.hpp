@@ -54,8 +54,6 @@ public:
     double minute_start() const;
 
     std::uint32_t account_of(std::uint32_t device) const { return device % accounts_; }
-    const std::string& account_name(std::uint32_t account) const { return account_names_[account]; }
-    const std::string& device_name(std::uint32_t device) const { return device_names_[device]; }
     bool has_motion(std::uint32_t device) const;
 
     /// The config matching the stream (accounts, data centers, motion regions).

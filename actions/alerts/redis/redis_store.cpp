@@ -303,24 +303,43 @@ void redis_store::read_reconnecting(alert_core& core, double now) {
     }
 }
 
+// One batch's read, in two round trips at most: the first reads what the batch needs (its
+// devices' records, its ids, the log, the due set); the second, only when needed, the records
+// the first could not: skipped devices the log named, and due devices outside the batch.
 void redis_store::read(alert_core& core, double now) {
     read_.clear();
     held_.clear();
     nil_unknown_.clear();
-    // Due devices of an earlier attempt: looked up again below (a rare case: rebuild the
-    // table over the batch's devices).
+    forget_due_devices();
+    list_batch_reads();
+    const bool load_script = send_first_read(now);
+    const first_read first = take_first_read(core, load_script);
+    list_second_reads(first.knowledge_held, first.due);
+    if (!second_.empty()) read_second(core);
+}
+
+// Due devices of an earlier attempt: looked up again (a rare case: rebuild the table over the
+// batch's devices).
+void redis_store::forget_due_devices() {
     if (devices_.size() > batch_devices_) {
         devices_.resize(batch_devices_);
         std::fill(table_.begin(), table_.end(), 0);
-        const std::vector<batch_device> batch = std::move(devices_);
-        devices_.clear();
-        for (const batch_device& d : batch) {
-            devices_[find_or_add(d.account, d.device, d.hash)].index = d.index;
-        }
+        reindex_devices();
     }
     extra_keys_.clear();
+}
 
-    // The batch's devices to read: all but those known to have no record.
+// Re-inserts every device of devices_ into table_ (cleared, or grown, by the caller).
+void redis_store::reindex_devices() {
+    const std::vector<batch_device> all = std::move(devices_);
+    devices_.clear();
+    for (const batch_device& d : all) {
+        devices_[find_or_add(d.account, d.device, d.hash)].index = d.index;
+    }
+}
+
+// The batch's devices to read: all but those known to have no record (skipped_).
+void redis_store::list_batch_reads() {
     read_list_.clear();
     skipped_.clear();
     device_args_.clear();
@@ -333,7 +352,12 @@ void redis_store::read(alert_core& core, double now) {
         read_list_.push_back(i);
         resp_device_key(device_args_, options_.prefix, d.account, d.device);
     }
+}
 
+// The first round trip, pipelined: SCRIPT LOAD (first read of a connection), the device
+// counter (T0), the creations log (T1), the batch's records, its ids, the due set and its
+// size. The replies are kept in held_. Returns whether the script was loaded.
+bool redis_store::send_first_read(double now) {
     client_.ensure_connected();
     std::size_t queued = 0;
     const bool load_script = script_connection_ != client_.connection_count();
@@ -365,7 +389,11 @@ void redis_store::read(alert_core& core, double now) {
     client_.append({"ZRANGEBYSCORE", due_key_, "-inf", max});
     client_.append({"ZCARD", due_key_});
     held_ = client_.replies(queued + 2);
+    return load_script;
+}
 
+// The first round trip's replies, in the order send_first_read queued them.
+redis_store::first_read redis_store::take_first_read(alert_core& core, bool load_script) {
     std::size_t next = 0;
     if (load_script) {
         const redisReply* sha = held_[next++].get();
@@ -375,25 +403,14 @@ void redis_store::read(alert_core& core, double now) {
         script_connection_ = client_.connection_count();
     }
     read_devices_ = integer_of(held_[next++].get());
-    const bool knowledge_held = follow_log(core, held_[next++].get(), read_devices_);
+    first_read first;
+    first.knowledge_held = follow_log(core, held_[next++].get(), read_devices_);
     mark_absent_ = log_valid_;
     counters_.skipped += skipped_.size();
     if (!read_list_.empty()) {
         const redisReply* values = held_[next++].get();
         expect_array(values, read_list_.size(), "MGET");
-        for (std::size_t j = 0; j < read_list_.size(); ++j) {
-            const std::uint32_t i = read_list_[j];
-            const redisReply* value = values->element[j];
-            if (value && value->type == REDIS_REPLY_STRING) {
-                restore(core, devices_[i], value);
-            } else if (mark_absent_) {
-                if (devices_[i].index != string_interner::npos) {
-                    mark(devices_[i].index, ABSENT);
-                } else {
-                    nil_unknown_.push_back(i);
-                }
-            }
-        }
+        restore_records(core, values, read_list_);
     }
     if (id_count_ > 0) {
         const redisReply* flags = held_[next++].get();
@@ -403,12 +420,36 @@ void redis_store::read(alert_core& core, double now) {
             if (flag && flag->type == REDIS_REPLY_STRING) core.restore_id(id_hashes_[i]);
         }
     }
-    const redisReply* due = held_[next++].get();
-    if (due->type != REDIS_REPLY_ARRAY) throw redis_error("redis: unexpected reply to ZRANGE");
+    first.due = held_[next++].get();
+    if (first.due->type != REDIS_REPLY_ARRAY)
+        throw redis_error("redis: unexpected reply to ZRANGE");
     read_pending_ = integer_of(held_[next++].get());
+    return first;
+}
 
-    // A second round trip, only when needed: skipped devices the log named (or all of them,
-    // when it could not vouch), and due holds of devices outside the batch.
+// The records an MGET read, for the devices at `positions` in devices_ (in its order): each
+// restored into the core; a nil one, when this attempt's nil replies prove absence, marks a
+// device of the batch known to have no record (or, not in the core yet, marked after process()).
+void redis_store::restore_records(alert_core& core, const redisReply* values,
+                                  const std::vector<std::uint32_t>& positions) {
+    for (std::size_t j = 0; j < positions.size(); ++j) {
+        const std::uint32_t i = positions[j];
+        const redisReply* value = values->element[j];
+        if (value && value->type == REDIS_REPLY_STRING) {
+            restore(core, devices_[i], value);
+        } else if (mark_absent_ && i < batch_devices_) {
+            if (devices_[i].index != string_interner::npos) {
+                mark(devices_[i].index, ABSENT);
+            } else {
+                nil_unknown_.push_back(i);
+            }
+        }
+    }
+}
+
+// What the second round trip reads (second_): skipped devices the log named (or all of them,
+// when it could not vouch), and due holds of devices outside the batch.
+void redis_store::list_second_reads(bool knowledge_held, const redisReply* due) {
     second_.clear();
     for (std::uint32_t i : skipped_) {
         const std::uint32_t index = devices_[i].index;
@@ -420,32 +461,36 @@ void redis_store::read(alert_core& core, double now) {
         const redisReply* member = due->element[i];
         if (!member || member->type != REDIS_REPLY_STRING)
             throw redis_error("redis: unexpected reply to ZRANGE");
-        const std::string_view key(member->str, member->len);
-        std::string_view account;
-        std::string_view device;
-        if (!parse_redis_device_key(options_.prefix, key, account, device)) {
-            throw redis_error("redis: '" + std::string(key) + "' in the due set is no device key");
-        }
-        const std::uint64_t h = alert_core::device_key_hash(account, device);
-        if (devices_.size() * 2 + 2 > table_.size()) {
-            // Grow: rebuild the table over every device so far.
-            table_.assign(table_.size() * 2, 0);
-            const std::vector<batch_device> all = std::move(devices_);
-            devices_.clear();
-            for (const batch_device& d : all)
-                devices_[find_or_add(d.account, d.device, d.hash)].index = d.index;
-        }
-        const std::size_t before = devices_.size();
-        const std::size_t at = find_or_add(account, device, h);
-        // In the batch: read already (or known without a record as of T0, as a device read
-        // without one by the MGET is as of that read: a hold due since is matured later).
-        if (devices_.size() == before) continue;
-        extra_keys_.emplace_back(key);
-        parse_redis_device_key(options_.prefix, extra_keys_.back(), devices_[at].account,
-                               devices_[at].device);
-        second_.push_back(static_cast<std::uint32_t>(at));
+        add_due_device(std::string_view(member->str, member->len));
     }
-    if (second_.empty()) return;
+}
+
+// A device the due set names: added to devices_ and second_ unless it is in the batch (read
+// already, or known without a record as of T0, as a device read without one by the MGET is as
+// of that read: a hold due since is matured later).
+void redis_store::add_due_device(std::string_view key) {
+    std::string_view account;
+    std::string_view device;
+    if (!parse_redis_device_key(options_.prefix, key, account, device)) {
+        throw redis_error("redis: '" + std::string(key) + "' in the due set is no device key");
+    }
+    const std::uint64_t h = alert_core::device_key_hash(account, device);
+    if (devices_.size() * 2 + 2 > table_.size()) {
+        // Grow: rebuild the table over every device so far.
+        table_.assign(table_.size() * 2, 0);
+        reindex_devices();
+    }
+    const std::size_t before = devices_.size();
+    const std::size_t at = find_or_add(account, device, h);
+    if (devices_.size() == before) return;
+    extra_keys_.emplace_back(key);
+    parse_redis_device_key(options_.prefix, extra_keys_.back(), devices_[at].account,
+                           devices_[at].device);
+    second_.push_back(static_cast<std::uint32_t>(at));
+}
+
+// The second round trip: the records of second_ (one MGET), kept in held_.
+void redis_store::read_second(alert_core& core) {
     std::vector<std::string_view> args{"MGET"};
     std::vector<std::string> keys;
     keys.reserve(second_.size());
@@ -456,19 +501,7 @@ void redis_store::read(alert_core& core, double now) {
     client_.append(args);
     std::vector<redis_reply> values = client_.replies(1);
     expect_array(values[0].get(), second_.size(), "MGET");
-    for (std::size_t j = 0; j < second_.size(); ++j) {
-        const std::uint32_t i = second_[j];
-        const redisReply* value = values[0]->element[j];
-        if (value && value->type == REDIS_REPLY_STRING) {
-            restore(core, devices_[i], value);
-        } else if (mark_absent_ && i < batch_devices_) {
-            if (devices_[i].index != string_interner::npos) {
-                mark(devices_[i].index, ABSENT);
-            } else {
-                nil_unknown_.push_back(i);
-            }
-        }
-    }
+    restore_records(core, values[0].get(), second_);
     held_.push_back(std::move(values[0]));
 }
 

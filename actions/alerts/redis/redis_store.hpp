@@ -78,7 +78,22 @@ private:
     void mark_unread_absent(const alert_core& core);
     std::size_t find_or_add(std::string_view account, std::string_view device, std::uint64_t h);
     void read_reconnecting(alert_core& core, double now);
+    // read()'s steps (redis_store.cpp), in their order.
+    struct first_read {
+        bool knowledge_held = false;      // follow_log: the skipped devices had no record
+        const redisReply* due = nullptr;  // ZRANGEBYSCORE's reply, in held_
+    };
     void read(alert_core& core, double now);
+    void forget_due_devices();
+    void reindex_devices();
+    void list_batch_reads();
+    bool send_first_read(double now);
+    first_read take_first_read(alert_core& core, bool load_script);
+    void restore_records(alert_core& core, const redisReply* values,
+                         const std::vector<std::uint32_t>& positions);
+    void list_second_reads(bool knowledge_held, const redisReply* due);
+    void add_due_device(std::string_view key);
+    void read_second(alert_core& core);
     void restore(alert_core& core, const batch_device& d, const redisReply* value);
     void remember_touched(const alert_core& core);
     bool commit_changes(const alert_core& core, batch_result& result);

@@ -224,10 +224,6 @@ alert_service& service_of(action_kind kind) {
 
 }  // namespace
 
-json run_activation(const json& args, action_kind kind) {
-    return service_of(kind).run(args, wall_clock(), std::cout);
-}
-
 void start_service(action_kind kind) { service_of(kind); }
 
 void run_raw_activation(std::string_view value, action_kind kind, std::string& answer) {

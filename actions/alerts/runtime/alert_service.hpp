@@ -79,10 +79,8 @@ private:
 /// writes one line to stderr and ends the process with status 1 before the ack.
 void start_service(action_kind kind);
 
-/// The process-wide service of an action, created on first use from the environment.
-nlohmann::json run_activation(const nlohmann::json& args, action_kind kind);
-
-/// The same for the launcher's raw entry point: `value` is the value's JSON text.
+/// One activation of the process-wide service of an action (created on first use from the
+/// environment), for the launcher's raw entry point: `value` is the value's JSON text.
 void run_raw_activation(std::string_view value, action_kind kind, std::string& answer);
 
 }  // namespace alerts
