@@ -29,19 +29,19 @@ struct settings {
     std::string save_jar;         // OW_SAVE_JAR
 
     // Ours (documented in the README).
-    size_t max_body_bytes = 50u << 20;             // OW_MAX_BODY_BYTES
-    size_t max_answer_bytes = 50u << 20;           // OW_MAX_ANSWER_BYTES
+    size_t max_body_bytes = 50u << 20;    // OW_MAX_BODY_BYTES
+    size_t max_answer_bytes = 50u << 20;  // OW_MAX_ANSWER_BYTES
     // OW_MAX_EXTRACT_BYTES is read at each archive: max_extract_bytes_now() below.
-    int deadline_grace_ms = 100;                   // OW_DEADLINE_GRACE_MS
-    std::int64_t run_timeout_ms = 300000;          // OW_RUN_TIMEOUT_MS (0: no bound)
-    int ack_timeout_ms = 60000;                    // OW_ACK_TIMEOUT_MS
-    int compile_timeout_ms = 300000;               // OW_COMPILE_TIMEOUT_MS
-    size_t threads = 64;                           // OW_THREADS (HTTP worker threads)
-    int shutdown_timeout_ms = 25000;               // OW_SHUTDOWN_TIMEOUT_MS (the drain's cap)
-    bool pipeline = true;                          // OW_PIPELINE=0 turns pipelining off
-    int spin_us = 50;                              // OW_SPIN_US (http/event_loop.hpp)
-    std::string cxxflags;                          // ACTIONLOOP_CXXFLAGS (for -compile)
-    std::string action_dir = "action";             // where action/N/{src,bin} live (cwd-relative)
+    int deadline_grace_ms = 100;           // OW_DEADLINE_GRACE_MS
+    std::int64_t run_timeout_ms = 300000;  // OW_RUN_TIMEOUT_MS (0: no bound)
+    int ack_timeout_ms = 60000;            // OW_ACK_TIMEOUT_MS
+    int compile_timeout_ms = 300000;       // OW_COMPILE_TIMEOUT_MS
+    size_t threads = 64;                   // OW_THREADS (HTTP worker threads)
+    int shutdown_timeout_ms = 25000;       // OW_SHUTDOWN_TIMEOUT_MS (the drain's cap)
+    bool pipeline = true;                  // OW_PIPELINE=0 turns pipelining off
+    int spin_us = 50;                      // OW_SPIN_US (http/event_loop.hpp)
+    std::string cxxflags;                  // ACTIONLOOP_CXXFLAGS (for -compile)
+    std::string action_dir = "action";     // where action/N/{src,bin} live (cwd-relative)
 
     // Single-entrypoint mode (proxy/knative/): __OW_RUNTIME_PLATFORM, nullopt when unset.
     // Its other variables (__OW_HTTP_METHODS, __OW_ACTION_*) are read by knative/platform.cpp.
