@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "extractor.hpp"
+#include "payload/extractor.hpp"
 
 namespace actionloop {
 

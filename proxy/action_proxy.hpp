@@ -20,9 +20,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
-#include "engine.hpp"
-#include "env_map.hpp"
-#include "executor.hpp"
+#include "engine/engine.hpp"
+#include "engine/executor.hpp"
+#include "payload/env_map.hpp"
 #include "settings.hpp"
 
 namespace actionloop {

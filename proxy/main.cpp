@@ -12,13 +12,13 @@
 #include <spdlog/spdlog.h>
 
 #include "action_proxy.hpp"
-#include "extractor.hpp"
-#include "handler.hpp"
+#include "engine/reaper.hpp"
+#include "http/server.hpp"
+#include "knative/handler.hpp"
 #include "logging.hpp"
-#include "metrics.hpp"
-#include "reaper.hpp"
-#include "server.hpp"
-#include "shutdown.hpp"
+#include "ops/metrics.hpp"
+#include "ops/shutdown.hpp"
+#include "payload/extractor.hpp"
 
 extern char** environ;
 

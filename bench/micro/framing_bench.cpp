@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "framing.hpp"
+#include "engine/framing.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The activation engine: see engine.hpp. Everything here runs on the event loop's thread but
 // the restart job, which runs on the worker pool while the pipes are off the loop.
-#include "engine.hpp"
+#include "engine/engine.hpp"
 
 #include <sys/uio.h>
 
@@ -12,7 +12,7 @@
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
-#include "framing.hpp"
+#include "engine/framing.hpp"
 
 namespace actionloop {
 namespace {

@@ -40,7 +40,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
-#include "executor.hpp"
+#include "engine/executor.hpp"
 
 namespace actionloop {
 

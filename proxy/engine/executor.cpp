@@ -1,5 +1,5 @@
 // The action process: start, ack, write requests, read answers, stop.
-#include "executor.hpp"
+#include "engine/executor.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "framing.hpp"
-#include "process.hpp"
-#include "stderr_pipe.hpp"
+#include "engine/framing.hpp"
+#include "engine/process.hpp"
+#include "engine/stderr_pipe.hpp"
 
 namespace actionloop {
 

@@ -1,5 +1,5 @@
 // Request framing, answer validation and the fd-3 line buffer.
-#include "framing.hpp"
+#include "engine/framing.hpp"
 
 #include <cstring>
 

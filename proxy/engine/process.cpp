@@ -1,5 +1,5 @@
 // posix_spawn-based child processes with pidfds.
-#include "process.hpp"
+#include "engine/process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "reaper.hpp"
+#include "engine/reaper.hpp"
 
 namespace actionloop {
 

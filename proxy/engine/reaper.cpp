@@ -1,5 +1,5 @@
 // The reaper thread, the registry of owned children, and the killing of orphans.
-#include "reaper.hpp"
+#include "engine/reaper.hpp"
 
 #include <dirent.h>
 #include <signal.h>

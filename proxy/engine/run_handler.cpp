@@ -8,9 +8,9 @@
 #include <spdlog/spdlog.h>
 
 #include "action_proxy.hpp"
-#include "answers.hpp"
-#include "framing.hpp"
-#include "http_error.hpp"
+#include "engine/framing.hpp"
+#include "http/answers.hpp"
+#include "http/http_error.hpp"
 #include "logging.hpp"
 
 namespace actionloop {

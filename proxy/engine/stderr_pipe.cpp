@@ -1,5 +1,5 @@
 // The action's stderr pipe: see stderr_pipe.hpp.
-#include "stderr_pipe.hpp"
+#include "engine/stderr_pipe.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "process.hpp"
+#include "engine/process.hpp"
 
 namespace actionloop {
 

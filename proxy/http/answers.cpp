@@ -1,8 +1,8 @@
-#include "answers.hpp"
+#include "http/answers.hpp"
 
 #include <spdlog/spdlog.h>
 
-#include "http_error.hpp"
+#include "http/http_error.hpp"
 
 namespace actionloop {
 

@@ -1,5 +1,5 @@
 // run_event_loop: see event_loop.hpp.
-#include "event_loop.hpp"
+#include "http/event_loop.hpp"
 
 #include <sched.h>
 

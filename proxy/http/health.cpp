@@ -1,6 +1,6 @@
-#include "health.hpp"
+#include "http/health.hpp"
 
-#include "http_error.hpp"
+#include "http/http_error.hpp"
 
 namespace actionloop {
 

@@ -1,4 +1,4 @@
-#include "server.hpp"
+#include "http/server.hpp"
 
 #include <sys/resource.h>
 
@@ -12,9 +12,9 @@
 #include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
 
-#include "event_loop.hpp"
-#include "metrics_server.hpp"
-#include "session.hpp"
+#include "http/event_loop.hpp"
+#include "http/session.hpp"
+#include "ops/metrics_server.hpp"
 
 namespace actionloop {
 namespace {

@@ -17,9 +17,9 @@
 #include <string>
 
 #include "action_proxy.hpp"
-#include "handler.hpp"
-#include "metrics.hpp"
-#include "shutdown.hpp"
+#include "knative/handler.hpp"
+#include "ops/metrics.hpp"
+#include "ops/shutdown.hpp"
 
 namespace actionloop {
 

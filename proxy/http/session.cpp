@@ -1,4 +1,4 @@
-#include "session.hpp"
+#include "http/session.hpp"
 
 #include <array>
 #include <chrono>
@@ -6,9 +6,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
-#include "answers.hpp"
-#include "health.hpp"
-#include "http_error.hpp"
+#include "http/answers.hpp"
+#include "http/health.hpp"
+#include "http/http_error.hpp"
 
 namespace actionloop {
 namespace {

@@ -16,11 +16,11 @@
 #include <boost/beast/http.hpp>
 
 #include "action_proxy.hpp"
-#include "answers.hpp"
-#include "handler.hpp"
-#include "metrics.hpp"
-#include "shutdown.hpp"
-#include "timeouts.hpp"
+#include "http/answers.hpp"
+#include "http/timeouts.hpp"
+#include "knative/handler.hpp"
+#include "ops/metrics.hpp"
+#include "ops/shutdown.hpp"
 
 namespace actionloop {
 

@@ -1,4 +1,4 @@
-#include "timeouts.hpp"
+#include "http/timeouts.hpp"
 
 namespace actionloop {
 

@@ -1,12 +1,12 @@
 // The request side of single-entrypoint mode: envelope → classic /init and /run bodies.
-#include "envelope.hpp"
-#include "text.hpp"
+#include "knative/envelope.hpp"
+#include "knative/text.hpp"
 
 #include <cctype>
 
 #include <boost/beast/core/string.hpp>
 
-#include "http_error.hpp"
+#include "http/http_error.hpp"
 
 namespace actionloop::knative {
 namespace {

@@ -1,14 +1,14 @@
 // The state of single-entrypoint mode (stem cell or dedicated, initialised or not) and the
 // glue to the classic engine: action_proxy::init and run, through answers.cpp's answer_for,
 // which turns their failures into the classic status and {"error":…} body.
-#include "handler.hpp"
+#include "knative/handler.hpp"
 
 #include <utility>
 
 #include <spdlog/spdlog.h>
 
-#include "answers.hpp"
-#include "http_error.hpp"
+#include "http/answers.hpp"
+#include "http/http_error.hpp"
 #include "logging.hpp"
 
 namespace actionloop::knative {

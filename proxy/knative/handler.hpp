@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "action_proxy.hpp"
-#include "envelope.hpp"
-#include "platform.hpp"
-#include "web_answer.hpp"
+#include "knative/envelope.hpp"
+#include "knative/platform.hpp"
+#include "knative/web_answer.hpp"
 
 namespace actionloop::knative {
 

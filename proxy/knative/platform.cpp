@@ -1,6 +1,6 @@
 // The environment of single-entrypoint mode, read once at start-up.
-#include "platform.hpp"
-#include "text.hpp"
+#include "knative/platform.hpp"
+#include "knative/text.hpp"
 
 #include <cstdlib>
 #include <fstream>

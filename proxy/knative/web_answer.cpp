@@ -1,6 +1,6 @@
 // The answer side of single-entrypoint mode: result → HTTP response.
-#include "web_answer.hpp"
-#include "text.hpp"
+#include "knative/web_answer.hpp"
+#include "knative/text.hpp"
 
 #include <algorithm>
 #include <cctype>

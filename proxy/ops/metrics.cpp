@@ -1,4 +1,4 @@
-#include "metrics.hpp"
+#include "ops/metrics.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "metrics_server.hpp"
+#include "ops/metrics_server.hpp"
 
 #include <chrono>
 #include <memory>

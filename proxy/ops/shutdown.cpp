@@ -1,4 +1,4 @@
-#include "shutdown.hpp"
+#include "ops/shutdown.hpp"
 
 #include <pthread.h>
 #include <signal.h>
@@ -8,7 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "reaper.hpp"
+#include "engine/reaper.hpp"
 
 namespace actionloop {
 

@@ -1,5 +1,5 @@
 // The compiler runner: combined output through one pipe, bounded in time and size.
-#include "compiler.hpp"
+#include "payload/compiler.hpp"
 
 #include <poll.h>
 #include <sys/wait.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "process.hpp"
+#include "engine/process.hpp"
 
 namespace actionloop {
 namespace {

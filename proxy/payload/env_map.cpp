@@ -1,5 +1,5 @@
 // The action's environment map (docs/protocol.md, "Environment of the action").
-#include "env_map.hpp"
+#include "payload/env_map.hpp"
 
 #include <cstring>
 

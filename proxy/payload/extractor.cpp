@@ -7,7 +7,7 @@
 // the canonical destination (which is why ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS cannot be used:
 // it refuses the prefixed absolute names; our own check refuses absolute names instead), creating
 // missing parent folders 0755 and counting the bytes actually written.
-#include "extractor.hpp"
+#include "payload/extractor.hpp"
 #include "settings.hpp"
 
 #include <archive.h>

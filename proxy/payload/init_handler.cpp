@@ -10,11 +10,11 @@
 #include <spdlog/spdlog.h>
 
 #include "action_proxy.hpp"
-#include "compiler.hpp"
-#include "extractor.hpp"
-#include "http_error.hpp"
-#include "init_request.hpp"
+#include "http/http_error.hpp"
 #include "logging.hpp"
+#include "payload/compiler.hpp"
+#include "payload/extractor.hpp"
+#include "payload/init_request.hpp"
 
 namespace actionloop {
 

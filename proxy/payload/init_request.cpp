@@ -1,11 +1,11 @@
 // /init body decoding with upstream's error texts.
-#include "init_request.hpp"
+#include "payload/init_request.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 
-#include "http_error.hpp"
+#include "http/http_error.hpp"
 
 namespace actionloop {
 namespace {

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <system_error>
 
-#include "extractor.hpp"
 #include "fuzz_check.hpp"
+#include "payload/extractor.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "framing.hpp"
+#include "engine/framing.hpp"
 #include "fuzz_check.hpp"
 
 namespace {

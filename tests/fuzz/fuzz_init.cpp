@@ -8,11 +8,11 @@
 #include <string>
 #include <string_view>
 
-#include "env_map.hpp"
-#include "extractor.hpp"
 #include "fuzz_check.hpp"
-#include "http_error.hpp"
-#include "init_request.hpp"
+#include "http/http_error.hpp"
+#include "payload/env_map.hpp"
+#include "payload/extractor.hpp"
+#include "payload/init_request.hpp"
 
 namespace {
 

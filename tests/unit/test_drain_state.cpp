@@ -5,7 +5,7 @@
 #include <optional>
 #include <thread>
 
-#include "shutdown.hpp"
+#include "ops/shutdown.hpp"
 
 using namespace actionloop;
 using namespace std::chrono;

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "env_map.hpp"
-#include "http_error.hpp"
-#include "init_request.hpp"
+#include "http/http_error.hpp"
+#include "payload/env_map.hpp"
+#include "payload/init_request.hpp"
 
 using namespace actionloop;
 

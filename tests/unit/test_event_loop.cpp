@@ -13,7 +13,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "event_loop.hpp"
+#include "http/event_loop.hpp"
 
 using namespace actionloop;
 using namespace std::chrono;

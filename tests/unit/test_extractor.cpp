@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "extractor.hpp"
+#include "payload/extractor.hpp"
 
 namespace fs = std::filesystem;
 using actionloop::detect_kind;

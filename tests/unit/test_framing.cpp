@@ -1,7 +1,7 @@
 // The /run framing: newline stripping, answer validation, deadline lookup, the line buffer.
 #include <doctest/doctest.h>
 
-#include "framing.hpp"
+#include "engine/framing.hpp"
 
 using namespace actionloop;
 

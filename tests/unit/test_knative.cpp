@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "envelope.hpp"
-#include "http_error.hpp"
-#include "platform.hpp"
-#include "web_answer.hpp"
+#include "http/http_error.hpp"
+#include "knative/envelope.hpp"
+#include "knative/platform.hpp"
+#include "knative/web_answer.hpp"
 
 using namespace actionloop;
 using namespace actionloop::knative;

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "metrics.hpp"
+#include "ops/metrics.hpp"
 
 using namespace actionloop;
 using namespace std::chrono;

@@ -2,7 +2,7 @@
 // ignored.
 #include <doctest/doctest.h>
 
-#include "answers.hpp"
+#include "http/answers.hpp"
 
 using actionloop::route;
 using actionloop::route_of;
