@@ -4,10 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "core/alert_core.hpp"
+#include "runtime/alert_service.hpp"
 
 namespace alerts::test {
 
@@ -30,6 +32,15 @@ inline nlohmann::json sample_config() {
                 "off": {"enabled": false}}},
             "cam2": {"regions": {"lobby": {}}}}},
         "acct2": {"datacenter": "c002", "recipients": ["ops@a2"]}}})");
+}
+
+/// One activation through the service as the actions run it: `value` goes in as JSON text
+/// (parsed by batch_text), the answer comes back parsed.
+inline nlohmann::json run_activation(alert_service& svc, const nlohmann::json& value,
+                                     double wall_now, std::ostream& log) {
+    std::string answer;
+    svc.run_text(value.dump(), wall_now, log, answer);
+    return nlohmann::json::parse(answer);
 }
 
 inline std::shared_ptr<const alert_config> make_config(const nlohmann::json& j = sample_config()) {

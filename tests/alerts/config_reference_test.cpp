@@ -48,8 +48,8 @@ TEST_CASE("alertDelay is rounded to milliseconds in the JSON and the log line") 
     // 1764460800.4 - 1764460800.1 is 0.2999999523162842 in doubles.
     const json etags = json::parse(R"([{"account": "acct1", "device": "cam1", "type": "motion",
         "ts": 1764460800.1, "region": "door", "magnitude": 0.8}])");
-    const json out =
-        svc.run(json{{"etags", etags}, {"now", 1764460800.4}, {"config", sample_config()}}, 0, log);
+    const json out = run_activation(
+        svc, json{{"etags", etags}, {"now", 1764460800.4}, {"config", sample_config()}}, 0, log);
     REQUIRE(out["notifications"].size() == 1);
     CHECK(out["notifications"][0]["alertDelay"].dump() == "0.3");
     CHECK(out["stats"]["alertDelay"].dump() == R"({"max":0.3,"p50":0.3})");

@@ -36,7 +36,7 @@ TEST_CASE("an activation answers notifications, rejections and stats, and logs e
       {"id": "e-2", "account": "acct1", "device": "cam1", "type": "status", "ts": 1764460801.0,
        "state": "offline"},
       {"account": "acct1", "device": "cam1", "type": "heartbeat", "state": "offline"}])");
-    const json out = svc.run(value_with(etags, 1764460800.129), 0, log);
+    const json out = run_activation(svc, value_with(etags, 1764460800.129), 0, log);
     REQUIRE(out["notifications"].size() == 1);
     const json& n = out["notifications"][0];
     CHECK(n["notifType"] == "Alert");
@@ -65,11 +65,13 @@ TEST_CASE("an activation answers notifications, rejections and stats, and logs e
 TEST_CASE("a notification over the threshold also logs a system-alert line") {
     alert_service svc(action_kind::state, {});
     std::ostringstream log;
-    svc.run(value_with(json::parse(R"([{"account": "acct1", "device": "cam1", "type": "status",
+    run_activation(
+        svc,
+        value_with(json::parse(R"([{"account": "acct1", "device": "cam1", "type": "status",
                                         "ts": 1000, "state": "offline"}])"),
-                       1000),
-            0, log);
-    const json out = svc.run(value_with(json::array(), 1000 + 300 + 400.5), 0, log);
+                   1000),
+        0, log);
+    const json out = run_activation(svc, value_with(json::array(), 1000 + 300 + 400.5), 0, log);
     CHECK(out["notifications"][0]["notifType"] == "Offline");
     CHECK(out["stats"]["late"] == 1);
     CHECK(log.str().find("level=warning systemAlert=alertDelayOverThreshold notifType=Offline "
@@ -77,27 +79,27 @@ TEST_CASE("a notification over the threshold also logs a system-alert line") {
           std::string::npos);
 }
 
-TEST_CASE("without now the wall clock given to run() is the evaluation time") {
+TEST_CASE("without now the wall clock given to run_text() is the evaluation time") {
     alert_service svc(action_kind::motion, {});
     std::ostringstream log;
     json v = value_with(json::parse(R"([{"account": "acct1", "device": "cam1", "type": "motion",
                                          "ts": 5000, "region": "yard", "magnitude": 1}])"),
                         0);
     v.erase("now");
-    const json out = svc.run(v, 5002.5, log);
+    const json out = run_activation(svc, v, 5002.5, log);
     CHECK(out["notifications"][0]["alertDelay"].get<double>() == doctest::Approx(2.5));
 }
 
 TEST_CASE("an unchanged bound config is parsed once; a changed one is installed") {
     alert_service svc(action_kind::monitor, {});
     std::ostringstream log;
-    svc.run(value_with(json::array(), 1), 0, log);
+    run_activation(svc, value_with(json::array(), 1), 0, log);
     const alert_config* first = svc.core().config();
-    svc.run(value_with(json::array(), 2), 0, log);
+    run_activation(svc, value_with(json::array(), 2), 0, log);
     CHECK(svc.core().config() == first);
     json v = value_with(json::array(), 3);
     v["config"]["alert_delay_threshold"] = 5;
-    svc.run(v, 0, log);
+    run_activation(svc, v, 0, log);
     CHECK(svc.core().config() != first);
     CHECK(svc.core().config()->alert_delay_threshold == 5);
 }
@@ -109,10 +111,11 @@ TEST_CASE("the config can come from the file named by ALERT_CONFIG") {
     env.config_file = file.string();
     alert_service svc(action_kind::monitor, env);
     std::ostringstream log;
-    const json out = svc.run(json{{"etags", json::array()}, {"now", 1}}, 0, log);
+    const json out = run_activation(svc, json{{"etags", json::array()}, {"now", 1}}, 0, log);
     CHECK(out["stats"]["etags"] == 0);
     fs::remove(file);
-    CHECK_THROWS_WITH(alert_service(action_kind::monitor, {}).run(json::object(), 0, log),
+    alert_service unconfigured(action_kind::monitor, {});
+    CHECK_THROWS_WITH(run_activation(unconfigured, json::object(), 0, log),
                       "config: pass value.config or set ALERT_CONFIG in the action's env");
 }
 
@@ -124,19 +127,21 @@ TEST_CASE("with ALERT_STATE_DIR a restarted service loses no pending hold") {
     std::ostringstream log;
     {
         alert_service svc(action_kind::state, env);
-        svc.run(value_with(json::parse(R"([{"id": "s1", "account": "acct1", "device": "cam1",
+        run_activation(svc,
+                       value_with(json::parse(R"([{"id": "s1", "account": "acct1", "device": "cam1",
                                             "type": "status", "ts": 1000, "state": "offline"}])"),
-                           1000),
-                0, log);
+                                  1000),
+                       0, log);
     }
     alert_service svc(action_kind::state, env);
-    const json again = svc.run(value_with(json::parse(R"([{"id": "s1", "account": "acct1",
+    const json again = run_activation(svc,
+                                      value_with(json::parse(R"([{"id": "s1", "account": "acct1",
         "device": "cam1", "type": "status", "ts": 1000, "state": "offline"}])"),
-                                          1001),
-                               0, log);
+                                                 1001),
+                                      0, log);
     CHECK(again["stats"]["duplicates"] == 1);
     CHECK(again["stats"]["pending"] == 1);
-    const json out = svc.run(value_with(json::array(), 1300), 0, log);
+    const json out = run_activation(svc, value_with(json::array(), 1300), 0, log);
     REQUIRE(out["notifications"].size() == 1);
     CHECK(out["notifications"][0]["notifType"] == "Offline");
     fs::remove_all(dir);

@@ -1,13 +1,13 @@
 // batch_text.hpp — the activation's `value` parsed straight from its JSON text (the raw entry
 // point of the launcher), without building a DOM: ETags go into a parsed_batch with views into
 // the text (strings with escapes are decoded into the batch), `now` is read, `config` is only
-// located. Accepts and rejects exactly the ETags parse_etags does, with the same reasons; the
-// text must be strict JSON (RFC 8259; string bytes are not checked for UTF-8).
+// located. The one ETag parser of the actions (validation in etag_fields.cpp); the text must be
+// strict JSON (RFC 8259; string bytes are not checked for UTF-8).
 #pragma once
 
 #include <string_view>
 
-#include "etag_json.hpp"
+#include "etag_fields.hpp"
 
 namespace alerts {
 

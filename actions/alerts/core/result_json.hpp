@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "alert_core.hpp"
-#include "etag_json.hpp"
+#include "etag_fields.hpp"
 
 namespace alerts {
 

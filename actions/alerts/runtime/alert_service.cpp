@@ -116,12 +116,6 @@ void alert_service::install_config_file() {
     release_parse_memory();
 }
 
-void alert_service::install_config(const json& args) {
-    auto it = args.find("config");
-    if (it != args.end() && !it->is_null()) return install_config_value(*it);
-    install_config_file();
-}
-
 void alert_service::install_config_text(std::string_view text) {
     if (text.empty()) return install_config_file();
     const std::uint64_t hash = hash_bytes(text);
@@ -157,21 +151,6 @@ void alert_service::open_store() {
         store_ = std::make_unique<file_store>(file_store_options{env_.state_dir, env_.fsync});
     }
     store_->load(core_);
-}
-
-json alert_service::run(const json& args, double wall_now, std::ostream& log) {
-    if (!args.is_object()) throw std::invalid_argument("the activation value must be an object");
-    install_config(args);
-    open_store();
-    batch_.clear();
-    if (auto it = args.find("etags"); it != args.end()) parse_etags(*it, batch_);
-    double now = wall_now;
-    if (auto it = args.find("now"); it != args.end()) {
-        if (!it->is_number()) throw std::invalid_argument("'now' must be a number");
-        now = it->get<double>();
-    }
-    const batch_result& result = finish(now, log);
-    return result_json(core_, result, batch_.rejected);
 }
 
 void alert_service::run_text(std::string_view value, double wall_now, std::ostream& log,

@@ -13,7 +13,6 @@
 
 #include "../core/alert_core.hpp"
 #include "../core/batch_text.hpp"
-#include "../core/etag_json.hpp"
 #include "../core/state_store.hpp"
 
 namespace alerts {
@@ -47,18 +46,15 @@ public:
     alert_service(action_kind kind, service_env env,
                   std::shared_ptr<const alert_config> file_config = nullptr);
 
-    /// One activation: `args` is the request's value; `wall_now` is used when it has no "now".
-    /// Notifications are also written to `log` as key=value lines.
-    nlohmann::json run(const nlohmann::json& args, double wall_now, std::ostream& log);
-
-    /// The same from the value's JSON text (no DOM): the answer goes to `answer` as compact
-    /// JSON. A bound config is re-parsed only when its text changes.
+    /// One activation from the value's JSON text (parsed by batch_text, no DOM); `wall_now` is
+    /// used when it has no "now". The answer goes to `answer` as compact JSON; notifications
+    /// are also written to `log` as key=value lines. A bound config is re-parsed only when its
+    /// text changes.
     void run_text(std::string_view value, double wall_now, std::ostream& log, std::string& answer);
 
     const alert_core& core() const { return core_; }
 
 private:
-    void install_config(const nlohmann::json& args);
     void install_config_value(const nlohmann::json& config);
     void install_config_text(std::string_view text);
     void install_config_file();

@@ -1,11 +1,10 @@
-// etag_json.hpp — converts the batch's "etags" array (nlohmann::json, as the launcher hands it
-// over) into core ETags. A malformed ETag is rejected on its own, with its index and reason;
-// the rest of the batch goes on. The ETags' strings are views into the json value, which must
-// outlive them.
+// etag_fields.hpp — what the batch parser (batch_text) yields and the validation of one ETag:
+// the members it found become a core ETag, or a rejection with its index and reason (the rest
+// of the batch goes on). The ETags' strings are views into the value's text or into
+// `unescaped`.
 #pragma once
 
 #include <deque>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +21,7 @@ struct rejection {
 struct parsed_batch {
     std::vector<etag> etags;
     std::vector<rejection> rejected;
-    /// Strings that had escapes, decoded (the text parser's; the ETags' views point here).
+    /// Strings that had escapes, decoded (the ETags' views point here).
     std::deque<std::string> unescaped;
 
     void clear() {
@@ -32,8 +31,7 @@ struct parsed_batch {
     }
 };
 
-/// One ETag's members as a parser (DOM or text) found them, before validation; shared so both
-/// parsers accept and reject exactly the same ETags with the same reasons.
+/// One ETag's members as the parser found them, before validation.
 struct etag_fields {
     enum class kind : unsigned char { absent, string, number, other };
     struct member {
@@ -52,12 +50,5 @@ bool etag_from_fields(const etag_fields& f, etag& out, std::string& error);
 
 /// Appends the ETag with batch position `index` to `out.etags`, or its rejection.
 void add_etag(const etag_fields& f, std::size_t index, parsed_batch& out);
-
-/// Appends the ETags of `etags` (a json array) to `out`; throws std::invalid_argument when
-/// `etags` is not an array.
-void parse_etags(const nlohmann::json& etags, parsed_batch& out);
-
-/// Parses one ETag; on failure returns false and sets `error` (without the "etag N: " prefix).
-bool parse_etag(const nlohmann::json& j, etag& out, std::string& error);
 
 }  // namespace alerts

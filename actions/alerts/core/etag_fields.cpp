@@ -1,15 +1,11 @@
-// etag_json.cpp — one pass over each ETag object's members (no per-field map lookups),
-// then validation of what was found.
-#include "etag_json.hpp"
+// etag_fields.cpp — an ETag's members, as the parser found them in one pass, validated.
+#include "etag_fields.hpp"
 
 #include <cmath>
-#include <stdexcept>
 
 namespace alerts {
 
 namespace {
-
-using json = nlohmann::json;
 
 using kind = etag_fields::kind;
 
@@ -76,20 +72,6 @@ bool parse_kind(const etag_fields& f, etag& out, std::string& error) {
     return true;
 }
 
-etag_fields::member member_of(const json& v) {
-    etag_fields::member m;
-    if (v.is_string()) {
-        m.type = kind::string;
-        m.text = v.get_ref<const std::string&>();
-    } else if (v.is_number()) {
-        m.type = kind::number;
-        m.number = v.get<double>();
-    } else {
-        m.type = kind::other;
-    }
-    return m;
-}
-
 }  // namespace
 
 int etag_fields::index(std::string_view key) {
@@ -125,35 +107,6 @@ void add_etag(const etag_fields& f, std::size_t index, parsed_batch& out) {
         out.etags.push_back(e);
     } else {
         out.rejected.push_back({index, "etag " + std::to_string(index) + ": " + error});
-    }
-}
-
-bool parse_etag(const json& j, etag& out, std::string& error) {
-    if (!j.is_object()) {
-        error = "must be an object";
-        return false;
-    }
-    etag_fields f;
-    for (auto it = j.begin(); it != j.end(); ++it) {
-        const int i = etag_fields::index(it.key());
-        if (i >= 0) f.values[i] = member_of(it.value());
-    }
-    return etag_from_fields(f, out, error);
-}
-
-void parse_etags(const json& etags, parsed_batch& out) {
-    if (!etags.is_array()) throw std::invalid_argument("'etags' must be an array");
-    out.etags.reserve(out.etags.size() + etags.size());
-    std::string error;
-    etag e;
-    std::size_t index = 0;
-    for (const json& j : etags) {
-        if (parse_etag(j, e, error)) {
-            out.etags.push_back(e);
-        } else {
-            out.rejected.push_back({index, "etag " + std::to_string(index) + ": " + error});
-        }
-        ++index;
     }
 }
 
