@@ -8,17 +8,21 @@
 #include <optional>
 #include <stdexcept>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "action_proxy.hpp"
 #include "engine/reaper.hpp"
+#include "host/action_host.hpp"
 #include "http/server.hpp"
-#include "knative/handler.hpp"
 #include "logging.hpp"
 #include "ops/metrics.hpp"
+#include "ops/metrics_server.hpp"
 #include "ops/shutdown.hpp"
 #include "payload/extractor.hpp"
+#include "protocol/knative/handler.hpp"
+#include "protocol/router.hpp"
 
 extern char** environ;
 
@@ -56,7 +60,7 @@ void check_compilable(const settings& config, const std::string& payload) {
         "OW_COMPILER=PREFIX/bin/compile");
 }
 
-int offline_compile(action_proxy& proxy, const settings& config) {
+int offline_compile(action_host& host, const settings& config) {
     std::string payload((std::istreambuf_iterator<char>(std::cin)),
                         std::istreambuf_iterator<char>());
     std::string env;
@@ -68,7 +72,7 @@ int offline_compile(action_proxy& proxy, const settings& config) {
     }
     try {
         check_compilable(config, payload);
-        std::string zip = proxy.compile_to_zip(payload, *config.compile_main, env);
+        std::string zip = host.compile_to_zip(payload, *config.compile_main, env);
         write_stdout(zip);
         return 0;
     } catch (const std::exception& e) {
@@ -77,8 +81,22 @@ int offline_compile(action_proxy& proxy, const settings& config) {
     }
 }
 
-// SIGTERM drains, SIGINT (or a second SIGTERM) stops at once: ops/shutdown.hpp.
-int serve(action_proxy& proxy, const settings& config) {
+// A scrape: the counters plus what is read at scrape time (on the loop).
+std::string scrape(const action_host& host, const activation_metrics& metrics,
+                   const drain_state& drain) {
+    metrics_gauges gauges;
+    gauges.restarts = host.action_restarts();
+    gauges.queue_depth = host.queued();
+    gauges.in_flight = drain.in_flight();
+    gauges.resident_bytes = resident_bytes();
+    return render_metrics(metrics, gauges);
+}
+
+// The layers wired together: the host of the action on the event loop and its workers, the
+// protocol's handler (classic, or single-entrypoint), the HTTP server in front. SIGTERM
+// drains, SIGINT (or a second SIGTERM) stops at once: ops/shutdown.hpp.
+int serve(action_host& host, const settings& config) {
+    namespace asio = boost::asio;
     const knative::platform platform =
         knative::platform_of(config.runtime_platform ? config.runtime_platform->c_str() : nullptr);
     if (platform == knative::platform::unsupported) {
@@ -89,14 +107,25 @@ int serve(action_proxy& proxy, const settings& config) {
     static activation_metrics metrics;
     handle_stop_signals(drain, std::chrono::milliseconds(config.shutdown_timeout_ms));
     start_reaper();
-    std::optional<knative::handler> single_entrypoint;
-    if (platform == knative::platform::knative) {
-        single_entrypoint.emplace(proxy, knative::load_platform_config());
+    asio::io_context loop(1);
+    // The metrics port first: once the action port accepts, both do.
+    if (config.metrics_port != 0) {
+        start_metrics_server(loop, config.host, config.metrics_port,
+                             [&host] { return scrape(host, metrics, drain); });
     }
+    asio::thread_pool workers(std::max<size_t>(config.threads, 1));  // /init, single entrypoint
+    host.attach(loop, workers);
+    std::optional<knative::handler> single_entrypoint;
+    std::optional<router> classic;
+    handler& requests = platform == knative::platform::knative
+                            ? static_cast<handler&>(single_entrypoint.emplace(
+                                  host, knative::load_platform_config(), drain, metrics))
+                            : classic.emplace(host, drain, metrics);
     spdlog::debug("listening on {}:{}", config.host, config.port);
-    const server_ops ops{drain, metrics, config.metrics_port,
-                         single_entrypoint ? &*single_entrypoint : nullptr};
-    serve_http(proxy, config.host, config.port, ops);  // throws when it cannot listen
+    const listen_options options{config.host, config.port, config.max_body_bytes,
+                                 std::chrono::microseconds(config.spin_us)};
+    // Throws when it cannot listen.
+    serve_http(loop, requests, options, [] { return drain.in_flight() > 0; });
     return 0;
 }
 
@@ -123,8 +152,8 @@ int main(int argc, char** argv) {
     setup_logging(config.debug);
     if (config.debug) ::setenv("OW_DEBUG", "1", 1);
     try {
-        action_proxy proxy(config, environ);
-        return config.compile_main ? offline_compile(proxy, config) : serve(proxy, config);
+        action_host host(config, environ);
+        return config.compile_main ? offline_compile(host, config) : serve(host, config);
     } catch (const std::exception& e) {
         spdlog::critical("{}", e.what());
         return 1;

@@ -44,7 +44,8 @@ struct settings {
     std::string action_dir = "action";     // where action/N/{src,bin} live (cwd-relative)
 
     // Single-entrypoint mode (proxy/knative/): __OW_RUNTIME_PLATFORM, nullopt when unset.
-    // Its other variables (__OW_HTTP_METHODS, __OW_ACTION_*) are read by knative/platform.cpp.
+    // Its other variables (__OW_HTTP_METHODS, __OW_ACTION_*) are read by
+    // protocol/knative/platform.cpp.
     std::optional<std::string> runtime_platform;
 };
 

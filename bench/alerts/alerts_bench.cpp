@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "../../launcher/src/request_scan.hpp"
+#include "../../common/json_scan.hpp"
 #include "bench_report.hpp"
 #include "core/batch_text.hpp"
 #include "core/result_json.hpp"

@@ -13,8 +13,8 @@
 
 #include "activation.hpp"
 #include "answer_writer.hpp"
+#include "json_scan.hpp"
 #include "line_reader.hpp"
-#include "request_scan.hpp"
 
 namespace actionloop {
 namespace {

@@ -3,7 +3,7 @@
 //   executor.hpp  one long-lived action process and its pipes (start, ack, restart)
 //   process.hpp   posix_spawn with an exact fd layout, process group, pidfd; reaper.hpp: orphans
 //   framing.hpp   the pure line handling (request framing, answer checks, the deadline field)
-// and run_handler.cpp, the /run step built on the engine below.
+// host/action_host.hpp owns the engine of the current action.
 //
 // The activation engine, one for every action, driven by the HTTP server's event loop (one
 // Boost.Asio io_context thread): each /run's request line is written to the action's stdin in
@@ -50,6 +50,7 @@ struct activation_result {
     std::string line;           // the answer line ('\n' included) when answered
     std::string start_failure;  // not empty: the action could not be started again (why)
     std::string crash;          // exited: "killed by signal 11, SIGSEGV" when a signal did it
+    bool no_action = false;     // no action was ever started: nothing ran
 };
 
 class activation_engine : public std::enable_shared_from_this<activation_engine> {

@@ -5,51 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_scan.hpp"
+
 namespace actionloop {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-size_t skip_space(std::string_view s, size_t i) {
-    while (i < s.size() && is_space(s[i])) ++i;
-    return i;
-}
-
-// Index just past the JSON string starting at s[i] == '"', or npos.
-size_t skip_string(std::string_view s, size_t i) {
-    for (++i; i < s.size(); ++i) {
-        if (s[i] == '\\') {
-            ++i;
-        } else if (s[i] == '"') {
-            return i + 1;
-        }
-    }
-    return std::string_view::npos;
-}
-
-// Index just past the JSON value starting at s[i]; nested containers are skipped by depth.
-size_t skip_value(std::string_view s, size_t i) {
-    if (i >= s.size()) return std::string_view::npos;
-    if (s[i] == '"') return skip_string(s, i);
-    if (s[i] != '{' && s[i] != '[') {
-        while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && !is_space(s[i])) ++i;
-        return i;
-    }
-    int depth = 0;
-    for (; i < s.size(); ++i) {
-        char c = s[i];
-        if (c == '"') {
-            i = skip_string(s, i);
-            if (i == std::string_view::npos) return i;
-            --i;
-        } else if (c == '{' || c == '[') {
-            ++depth;
-        } else if ((c == '}' || c == ']') && --depth == 0) {
-            return i + 1;
-        }
-    }
-    return std::string_view::npos;
-}
+using scan::skip_space;
 
 constexpr size_t NOT_PLAIN = std::string_view::npos;
 
@@ -185,27 +146,11 @@ bool is_object_or_array(std::string_view line) {
 }
 
 std::optional<std::string_view> find_top_level_field(std::string_view body, std::string_view name) {
-    size_t i = skip_space(body, 0);
-    if (i >= body.size() || body[i] != '{') return std::nullopt;
-    i = skip_space(body, i + 1);
-    while (i < body.size() && body[i] == '"') {
-        size_t key_end = skip_string(body, i);
-        if (key_end == std::string_view::npos) return std::nullopt;
-        std::string_view key = body.substr(i + 1, key_end - i - 2);
-        i = skip_space(body, key_end);
-        if (i >= body.size() || body[i] != ':') return std::nullopt;
-        i = skip_space(body, i + 1);
-        size_t value_end = skip_value(body, i);
-        if (value_end == std::string_view::npos) return std::nullopt;
-        if (key == name) {
-            std::string_view value = body.substr(i, value_end - i);
-            if (!value.empty() && value.front() == '"') value = value.substr(1, value.size() - 2);
-            return value;
-        }
-        i = skip_space(body, value_end);
-        if (i < body.size() && body[i] == ',') i = skip_space(body, i + 1);
+    auto value = scan::find_member(body, name);
+    if (value && value->size() >= 2 && value->front() == '"') {
+        value = value->substr(1, value->size() - 2);
     }
-    return std::nullopt;
+    return value;
 }
 
 std::optional<long long> find_deadline_ms(std::string_view body) {

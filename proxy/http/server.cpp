@@ -9,12 +9,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
 
 #include "http/event_loop.hpp"
 #include "http/session.hpp"
-#include "ops/metrics_server.hpp"
 
 namespace actionloop {
 namespace {
@@ -33,7 +31,7 @@ void raise_open_files_limit() {
 
 class listener {
 public:
-    listener(asio::io_context& io, tcp::acceptor& acceptor, server_context& context)
+    listener(asio::io_context& io, tcp::acceptor& acceptor, session_context& context)
         : io_(io), acceptor_(acceptor), retry_(io), context_(context) {}
 
     void accept() {
@@ -60,7 +58,7 @@ private:
     asio::io_context& io_;
     tcp::acceptor& acceptor_;
     asio::steady_timer retry_;
-    server_context& context_;
+    session_context& context_;
 };
 
 // Throws std::runtime_error saying why the port cannot be listened on.
@@ -77,40 +75,20 @@ void bind_listener(tcp::acceptor& acceptor, const std::string& host, int port) {
     if (ec) throw std::runtime_error(where + ec.message());
 }
 
-// A scrape: the counters plus what is read at scrape time.
-std::string scrape(action_proxy& proxy, const server_ops& ops) {
-    metrics_gauges gauges;
-    gauges.restarts = proxy.action_restarts();
-    gauges.queue_depth = proxy.queued();
-    gauges.in_flight = ops.drain.in_flight();
-    gauges.resident_bytes = resident_bytes();
-    return render_metrics(ops.metrics, gauges);
-}
-
 }  // namespace
 
-void serve_http(action_proxy& proxy, const std::string& host, int port, const server_ops& ops) {
+void serve_http(asio::io_context& loop, handler& requests, const listen_options& options,
+                const std::function<bool()>& busy) {
     raise_open_files_limit();
-    asio::io_context io(1);
-    tcp::acceptor acceptor(io);
-    // The metrics port first: once the action port accepts, both do.
-    if (ops.metrics_port != 0) {
-        start_metrics_server(io, host, ops.metrics_port,
-                             [&proxy, ops] { return scrape(proxy, ops); });
-    }
-    asio::thread_pool workers(std::max<size_t>(proxy.config().threads, 1));
-    proxy.attach(io, workers);
-    bind_listener(acceptor, host, port);
-    connection_timeouts timeouts(io);
-    server_context context{proxy,     workers,     proxy.config().max_body_bytes,
-                           ops.drain, ops.metrics, ops.knative,
-                           timeouts};
-    listener accepting(io, acceptor, context);
+    tcp::acceptor acceptor(loop);
+    bind_listener(acceptor, options.host, options.port);
+    connection_timeouts timeouts(loop);
+    session_context context{requests, options.max_body_bytes, timeouts};
+    listener accepting(loop, acceptor, context);
     accepting.accept();
     for (;;) {
         try {
-            run_event_loop(io, std::chrono::microseconds(proxy.config().spin_us),
-                           [&ops] { return ops.drain.in_flight() > 0; });
+            run_event_loop(loop, options.spin, busy);
             return;
         } catch (const std::exception& e) {
             spdlog::error("HTTP server: {}", e.what());  // one connection's problem

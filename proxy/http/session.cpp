@@ -3,12 +3,9 @@
 #include <array>
 #include <chrono>
 
-#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
-#include "http/answers.hpp"
-#include "http/health.hpp"
-#include "http/http_error.hpp"
+#include "protocol/error_answer.hpp"
 
 namespace actionloop {
 namespace {
@@ -99,13 +96,11 @@ void session::on_body(error_code ec) {
 
 // A request that could not be read: too large (413, then the rest is read and dropped so
 // the client gets its answer, not a reset), malformed (400), or the client is gone (no
-// answer: nobody to read it). Returns whether an answer was sent.
-bool session::answer_read_error(error_code ec) {
+// answer: nobody to read it).
+void session::answer_read_error(error_code ec) {
     if (ec == http::error::body_limit) {
-        keep_alive_ = false;
-        respond(PAYLOAD_TOO_LARGE, error_body(too_large_message(context_.max_body_bytes)), true,
-                true);
-        return true;
+        respond(too_large_answer(context_.max_body_bytes), true);
+        return;
     }
     // Socket errors and timeouts are not the parser's; nor is a stream that ends early.
     const bool gone = ec.category() != make_error_code(http::error::bad_target).category() ||
@@ -114,157 +109,70 @@ bool session::answer_read_error(error_code ec) {
         error_code ignored;
         stream_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
         stream_.close(ignored);
-        return false;
+        return;
     }
-    keep_alive_ = false;
-    respond(BAD_REQUEST, error_body("HTTP error 400"), true, true);
-    return true;
+    respond(malformed_request_answer(), true);
 }
 
 void session::dispatch() {
     connection_timeouts::expires_never(timeout_);
-    const auto target = parser_->get().target();
-    const route which = route_of(std::string_view(target.data(), target.size()));
-    if (which == route::health) {  // in both modes: probes do not depend on the platform
-        http_answer health = health_answer(context_.drain.draining(), context_.proxy.overrun());
-        respond(health.status, std::move(health.body), true, false);
-        return;
-    }
-    if (context_.knative != nullptr) {
-        dispatch_knative();
-        return;
-    }
-    if (which == route::other) {
-        respond(OK, std::string(), false, false);  // upstream: 200, nothing
-        return;
-    }
-    std::string body = std::move(parser_->get().body());
-    if (!context_.drain.enter()) {  // shutting down: the invoker takes it elsewhere
-        keep_alive_ = false;
-        answer_ready(which, std::chrono::steady_clock::now(), body.size(), shutting_down_answer());
-        return;
-    }
-    ticket_.emplace(context_.drain);
-    const auto started = std::chrono::steady_clock::now();
-    const size_t size = body.size();
-    if (which == route::run) {  // on this thread, start to end (engine.hpp)
-        context_.proxy.run(std::move(body),
-                           [self = shared_from_this(), started, size](http_answer answer) {
-                               self->answer_ready(route::run, started, size, std::move(answer));
-                           });
-        return;
-    }
-    // /init blocks (extraction, the compiler, the action's start): on a worker.
-    context_.proxy.init_started();
-    // The worker hands its reference to the loop (moved, not copied): a session ends on the
-    // loop's thread, whose connection list it leaves.
-    asio::post(
-        context_.workers, [self = shared_from_this(), started, body = std::move(body)]() mutable {
-            http_answer answer = answer_for(self->context_.proxy, route::init, body);
-            auto& loop = self->stream_;
-            asio::post(loop.get_executor(), [self = std::move(self), started, size = body.size(),
-                                             answer = std::move(answer)]() mutable {
-                self->context_.proxy.init_finished();
-                self->answer_ready(route::init, started, size, std::move(answer));
-            });
-        });
-}
-
-// An /init or /run answer, on the io thread: counted, then written.
-void session::answer_ready(route which, std::chrono::steady_clock::time_point started,
-                           size_t request_bytes, http_answer answer) {
-    context_.metrics.record(which == route::run, answer.status, answer.body, request_bytes,
-                            std::chrono::steady_clock::now() - started);
-    respond(answer.status, std::move(answer.body), true, false);
-}
-
-// Single-entrypoint mode: every request goes to the knative handler, on a worker.
-void session::dispatch_knative() {
     auto& message = parser_->get();
-    knative::request request;
-    request.method = std::string(message.method_string());
-    request.target = std::string(message.target());
-    for (const auto& field : message) {
-        request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    request req;
+    const auto method = message.method_string();
+    const auto target = message.target();
+    req.method = std::string_view(method.data(), method.size());
+    req.target = std::string_view(target.data(), target.size());
+    if (context_.handle.needs_headers()) {
+        for (const auto& field : message) {
+            req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+        }
     }
-    request.body = std::move(message.body());
-    const bool head = message.method() == http::verb::head;
-    const size_t request_bytes = request.body.size();
-    if (!context_.drain.enter()) {  // shutting down, as for /init and /run
-        keep_alive_ = false;
-        answer_ready(route::run, std::chrono::steady_clock::now(), request_bytes,
-                     shutting_down_answer());
-        return;
-    }
-    ticket_.emplace(context_.drain);
-    const auto started = std::chrono::steady_clock::now();
-    asio::post(context_.workers, [self = shared_from_this(), request = std::move(request), head,
-                                  started, request_bytes]() mutable {
-        knative::response answer = self->context_.knative->handle(request);
-        auto& loop = self->stream_;
-        asio::post(loop.get_executor(), [self = std::move(self), answer = std::move(answer), head,
-                                         started, request_bytes]() mutable {
-            // Counted as a /run: one request is one activation (its init included).
-            self->context_.metrics.record(true, answer.status, answer.body, request_bytes,
-                                          std::chrono::steady_clock::now() - started);
-            self->respond_knative(std::move(answer), head);
-        });
+    req.body = std::move(message.body());
+    req.ticket = &ticket_;
+    context_.handle.handle(std::move(req), [self = shared_from_this()](answer a) {
+        self->respond(std::move(a), false);
     });
 }
 
-// A web answer: the handler's status and headers; Content-Length unless bodyless (204, 304);
-// to HEAD, the length of the body that GET would send, without it.
-void session::respond_knative(knative::response answer, bool head) {
-    response_ = {};
-    response_.version(version_);
-    response_.result(static_cast<unsigned>(answer.status));
-    for (const auto& [name, value] : answer.headers) response_.insert(name, value);
-    response_.keep_alive(keep_alive_);
-    if (!answer.bodyless) {
-        response_.content_length(answer.body.size());
-        if (!head) response_.body() = std::move(answer.body);
-    }
-    write_response(false);
-}
-
-// One answer, header and body in one write (a gather of two buffers); Content-Length always.
-// The header is written here into a reused string, field for field what Beast's serializer
-// wrote (Content-Type, Connection where the version needs it, Content-Length), without
-// building a field list per answer.
-void session::respond(int status, std::string body, bool json, bool close) {
-    const bool keep = keep_alive_ && !close;
+// The one answer writer: header and body in one write (a gather of two buffers). The header
+// is written into a reused string: the status line, Content-Type for a JSON answer, the
+// answer's own fields, Connection where the version needs it, Content-Length unless the
+// answer has no body (204, 304); to HEAD, the length of the body that GET would send, without
+// it. `drain_after`: the request could not be read; the connection ends, its rest dropped.
+void session::respond(answer a, bool drain_after) {
+    if (a.last || drain_after) keep_alive_ = false;
     head_.clear();
     head_.append(version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
-    head_.append(std::to_string(status)).push_back(' ');
-    const auto reason = http::obsolete_reason(static_cast<http::status>(status));
+    head_.append(std::to_string(a.status)).push_back(' ');
+    const auto reason = http::obsolete_reason(static_cast<http::status>(a.status));
     head_.append(reason.data(), reason.size()).append("\r\n");
-    if (json) head_.append("Content-Type: application/json\r\n");
-    if (version_ >= 11 && !keep) head_.append("Connection: close\r\n");
-    if (version_ < 11 && keep) head_.append("Connection: keep-alive\r\n");
-    head_.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n\r\n");
-    body_ = std::move(body);
+    if (a.json) head_.append("Content-Type: application/json\r\n");
+    for (const auto& [name, value] : a.headers) {
+        head_.append(name).append(": ").append(value).append("\r\n");
+    }
+    if (version_ >= 11 && !keep_alive_) head_.append("Connection: close\r\n");
+    if (version_ < 11 && keep_alive_) head_.append("Connection: keep-alive\r\n");
+    if (!a.bodyless) {
+        head_.append("Content-Length: ").append(std::to_string(a.body.size())).append("\r\n");
+    }
+    head_.append("\r\n");
+    body_ = (a.bodyless || a.head) ? std::string() : std::move(a.body);
     connection_timeouts::expires_after(timeout_, IO_TIMEOUT);
     const std::array<asio::const_buffer, 2> parts{asio::buffer(head_), asio::buffer(body_)};
-    asio::async_write(stream_, parts, [self = shared_from_this(), close](error_code ec, size_t) {
-        self->on_written(ec, close);
-    });
+    asio::async_write(stream_, parts,
+                      [self = shared_from_this(), drain_after](error_code ec, size_t) {
+                          self->on_written(ec, drain_after);
+                      });
 }
 
-void session::write_response(bool close) {
-    connection_timeouts::expires_after(timeout_, IO_TIMEOUT);
-    http::async_write(
-        stream_, response_,
-        [self = shared_from_this(), close](error_code ec, size_t) { self->on_written(ec, close); });
-}
-
-void session::on_written(error_code ec, bool close) {
+void session::on_written(error_code ec, bool drain_after) {
     ticket_.reset();  // the activation is over: a drain may end now
     if (ec) {
         error_code ignored;
         stream_.close(ignored);
         return;
     }
-    if (close) {
+    if (drain_after) {
         drain_and_close();
         return;
     }

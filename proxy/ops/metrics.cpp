@@ -5,40 +5,15 @@
 #include <fstream>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
+
+#include "json_scan.hpp"
 
 namespace actionloop {
 namespace {
 
-using nlohmann::json;
 constexpr auto RELAXED = std::memory_order_relaxed;
-
-// Stops at the first top-level "error" key; everything else is walked and dropped.
-struct top_level_error_finder : nlohmann::json_sax<json> {
-    int depth = 0;
-    bool found = false;
-
-    bool null() override { return true; }
-    bool boolean(bool) override { return true; }
-    bool number_integer(number_integer_t) override { return true; }
-    bool number_unsigned(number_unsigned_t) override { return true; }
-    bool number_float(number_float_t, const string_t&) override { return true; }
-    bool string(string_t&) override { return true; }
-    bool binary(binary_t&) override { return true; }
-    bool start_object(std::size_t) override { return ++depth, true; }
-    bool end_object() override { return --depth, true; }
-    bool start_array(std::size_t) override { return ++depth, true; }
-    bool end_array() override { return --depth, true; }
-    bool key(string_t& name) override {
-        found = depth == 1 && name == "error";
-        return !found;  // found: stop here
-    }
-    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-        return false;
-    }
-};
 
 prometheus::ClientMetric::Label label(const char* name, const char* value) { return {name, value}; }
 
@@ -118,9 +93,7 @@ const char* outcome_name(outcome o) {
 
 bool has_top_level_error(std::string_view body) {
     if (body.find("\"error\"") == std::string_view::npos) return false;
-    top_level_error_finder finder;
-    json::sax_parse(body.begin(), body.end(), &finder);
-    return finder.found;
+    return scan::find_member(body, "error").has_value();
 }
 
 outcome outcome_of(bool is_run, int status, std::string_view body) {

@@ -1,6 +1,6 @@
 // The /init body as the proxy decodes it: parse_init_request (JSON shape, Go's error texts),
 // env_map::apply of its env, decode_base64 of a binary payload, and detect_kind on the result.
-// Invariants: only http_error escapes; a decoded payload has the size base64 promises; every
+// Invariants: only refusal escapes; a decoded payload has the size base64 promises; every
 // rejection is a 400 with a message.
 #include <cstddef>
 #include <cstdint>
@@ -9,10 +9,11 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "http/http_error.hpp"
 #include "payload/env_map.hpp"
 #include "payload/extractor.hpp"
-#include "payload/init_request.hpp"
+#include "protocol/base64.hpp"
+#include "protocol/error_answer.hpp"
+#include "protocol/init_request.hpp"
 
 namespace {
 
@@ -36,7 +37,7 @@ void check_decode(std::string_view text) {
         const payload_kind kind = detect_kind(decoded);
         FUZZ_CHECK(!is_runnable(decoded) || kind == payload_kind::elf ||
                    kind == payload_kind::script);
-    } catch (const http_error& e) {
+    } catch (const refusal& e) {
         FUZZ_CHECK(e.status() == BAD_REQUEST);
         FUZZ_CHECK(std::string_view(e.what()).find("illegal base64 data at input byte") !=
                    std::string_view::npos);
@@ -59,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         } else {
             detect_kind(request.code);
         }
-    } catch (const http_error& e) {
+    } catch (const refusal& e) {
         FUZZ_CHECK(e.status() == BAD_REQUEST);
         FUZZ_CHECK(std::string_view(e.what()).rfind("Error unmarshaling request: ", 0) == 0);
     }

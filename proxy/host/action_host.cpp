@@ -1,0 +1,167 @@
+#include "host/action_host.hpp"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "logging.hpp"
+#include "payload/extractor.hpp"
+
+namespace actionloop {
+
+namespace fs = std::filesystem;
+
+action_host::action_host(settings config, char** environ_entries)
+    : settings_(std::move(config)),
+      env_(ACTIONLOOP_VERSION, settings_.execution_env, settings_.wait_for_ack, environ_entries),
+      builder_(settings_, env_) {
+    if (settings_.debug) env_.apply({{"OW_DEBUG", "/tmp/action.log"}});  // as upstream
+}
+
+void action_host::attach(boost::asio::io_context& loop, boost::asio::thread_pool& blocking) {
+    std::lock_guard<std::mutex> guard(attach_lock_);
+    loop_ = &loop;
+    blocking_ = &blocking;
+    attached_.notify_all();
+}
+
+// build → check exec.env → start → install. A failed build's directory is removed (upstream
+// keeps it; a full disk would stay full), as is a failed start's; an exec.env mismatch keeps
+// it for inspection. Under -debug nothing is removed.
+init_outcome action_host::init(const std::string& payload, const std::string& main,
+                               const nlohmann::json& env) {
+    env_.apply(env);
+    spdlog::debug("init: {} bytes of code, main '{}'", payload.size(), main);
+    const std::string dir = builder_.next_dir();
+    const auto remove_dir = [&] {
+        std::error_code ec;
+        if (!settings_.debug) fs::remove_all(dir, ec);
+    };
+    std::string error = builder_.build(dir, payload, main);
+    if (!error.empty()) {
+        remove_dir();
+        return {init_outcome::result::build_failed, std::move(error), {}};
+    }
+    if (auto mismatch = builder_.check_execution_env(dir)) {
+        return {init_outcome::result::start_failed, std::move(*mismatch), {}};
+    }
+    std::unique_ptr<executor> started;
+    try {
+        started = start_action(dir);
+    } catch (const start_error& e) {
+        remove_dir();
+        return {init_outcome::result::start_failed, e.what(), e.stderr_tail};
+    }
+    install(std::move(started));
+    initialized_ = true;
+    return {};
+}
+
+std::unique_ptr<executor> action_host::start_action(const std::string& dir) {
+    executor_options options;
+    // The action runs in its own directory, so the files shipped next to exec are found by
+    // a relative path; the command is absolute for the same reason.
+    const fs::path bin = fs::absolute(dir + "/bin");
+    options.command = (bin / "exec").string();
+    options.cwd = bin.string();
+    ::chmod(options.command.c_str(), 0755);
+    options.env = env_.for_action();
+    options.wait_for_ack = !settings_.wait_for_ack.empty();
+    // The offer of pipelining (answered in the ack; our launcher accepts it).
+    if (options.wait_for_ack && settings_.pipeline) options.env.push_back("ACTIONLOOP_PIPELINE=1");
+    options.ack_timeout_ms = settings_.ack_timeout_ms;
+    options.max_answer_bytes = settings_.max_answer_bytes;
+    auto started = std::make_unique<executor>(std::move(options));
+    started->start();
+    return started;
+}
+
+// The started action becomes the current one, on the loop (posted before the init's answer,
+// so a run that follows the answer finds it). Under -debug it replaces a previous one, which
+// serves what was sent to it before and is then stopped.
+void action_host::install(std::unique_ptr<executor> started) {
+    {
+        std::unique_lock<std::mutex> guard(attach_lock_);
+        attached_.wait(guard, [this] { return loop_ != nullptr; });
+    }
+    activation_engine::hooks hooks;
+    hooks.ended = [this](const activation_engine& engine, executor::outcome outcome) {
+        end_activation(engine, outcome);
+    };
+    hooks.restarted = [this] { restarts_.fetch_add(1, std::memory_order_relaxed); };
+    auto engine = std::make_shared<activation_engine>(*loop_, *blocking_, std::move(started),
+                                                      std::move(hooks));
+    boost::asio::post(*loop_, [this, engine = std::move(engine)]() mutable {
+        if (engine_) engine_->retire();
+        engine_ = std::move(engine);
+        engine_->start();
+    });
+}
+
+void action_host::run(std::string body, activation_engine::clock::time_point deadline,
+                      activation_engine::completion done) {
+    if (inits_running_ > 0) {  // it runs on the action that the init is starting
+        parked_.push_back({std::move(body), deadline, std::move(done)});
+        return;
+    }
+    if (!engine_) {
+        activation_result none;
+        none.no_action = true;
+        done(std::move(none));
+        return;
+    }
+    engine_->submit(std::move(body), deadline, std::move(done));
+}
+
+// Once the last running init is done (its action installed, or not), the runs that waited
+// for it go to the action.
+void action_host::init_finished() {
+    if (--inits_running_ > 0) return;
+    std::deque<parked_run> waited;
+    waited.swap(parked_);
+    for (parked_run& r : waited) run(std::move(r.body), r.deadline, std::move(r.done));
+}
+
+activation_engine::clock::time_point action_host::oldest_submitted() const {
+    return engine_ ? engine_->oldest_submitted() : activation_engine::clock::time_point::max();
+}
+
+// The one owner of the sentinels, called by the engine as each activation ends (before the
+// next request of a window of one is written): a pipelining action (our launcher) writes them
+// itself after each answer, so the proxy writes them only for an activation the action could
+// not finish; for any other action, after every activation. A crash is said before them, so
+// it lands in the log of the activation that saw it.
+void action_host::end_activation(const activation_engine& engine, executor::outcome outcome) {
+    const bool sentinels = !engine.pipelined() || outcome != executor::outcome::answered;
+    // The activation's stderr lines first, its last line ended (the action's fd 2 is a pipe
+    // the proxy forwards: engine/stderr_pipe.hpp).
+    if (sentinels) engine.end_stderr_line();
+    if (outcome == executor::outcome::exited) {
+        spdlog::warn("the action exited during the activation ({})", engine.describe_exit());
+    }
+    if (sentinels) write_sentinels();
+}
+
+std::string action_host::compile_to_zip(const std::string& payload, const std::string& main,
+                                        const std::string& env_json) {
+    if (payload.empty()) {
+        throw std::runtime_error(
+            "proxy -compile: stdin is empty; give the action on stdin: a source file or a zip "
+            "of sources (built with OW_COMPILER), or an executable, e.g. "
+            "proxy -compile main < main.cpp > action.zip");
+    }
+    if (!env_json.empty()) {
+        auto env = nlohmann::json::parse(env_json, nullptr, false);  // invalid: ignored
+        if (!env.is_discarded()) env_.apply(env);
+    }
+    const std::string dir = builder_.next_dir();
+    const std::string error = builder_.build(dir, payload, main.empty() ? "main" : main);
+    if (!error.empty()) throw std::runtime_error(error);
+    return zip_directory(dir + "/bin");
+}
+
+}  // namespace actionloop

@@ -1,0 +1,116 @@
+// host/: the host of the action, below the protocol and free of HTTP. It builds an action
+// directory from what /init received (payload/), starts the action process, and sends each
+// activation to it (engine/); every answer is an outcome value (init_outcome,
+// activation_result) that the protocol layer (protocol/) turns into statuses and bodies.
+//
+// Threads: run() and everything about the engine run on the event loop (attach()); init()
+// runs on a worker (it compiles and starts the action) and hands the started action to the
+// loop. While an init runs (between init_started() and init_finished(), both on the loop),
+// runs wait for it, as upstream's lock makes them.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <nlohmann/json.hpp>
+
+#include "engine/engine.hpp"
+#include "engine/executor.hpp"
+#include "payload/action_builder.hpp"
+#include "payload/env_map.hpp"
+#include "settings.hpp"
+
+namespace actionloop {
+
+/// How an init ended.
+struct init_outcome {
+    enum class result {
+        started,       // the action runs and serves the next activations
+        build_failed,  // unpacking, the compiler, or the rename into bin/ failed
+        start_failed,  // exec.env mismatch, or the process died or did not ack
+    };
+    result kind = result::started;
+    std::string error;        // why, when not started
+    std::string stderr_tail;  // start_failed: the action's last lines on stderr, if any
+};
+
+class action_host {
+public:
+    action_host(settings config, char** environ_entries);
+
+    /// The event loop that drives run() and the pool for blocking work; once, before serving.
+    void attach(boost::asio::io_context& loop, boost::asio::thread_pool& blocking);
+    boost::asio::io_context& loop() const { return *loop_; }
+    boost::asio::thread_pool& workers() const { return *blocking_; }
+
+    /// One init at a time: hold the turn from the first check to init()'s end.
+    std::unique_lock<std::mutex> init_turn() { return std::unique_lock<std::mutex>(init_lock_); }
+    /// An init has succeeded (with the turn held).
+    bool initialized() const { return initialized_; }
+
+    /// Builds `payload` (the decoded code: a source, an archive or an executable) into a new
+    /// action directory with `main` as the entry point, starts it and, once started, makes it
+    /// the current action on the loop. `env` (null or an object) is added to the action's
+    /// environment first. On a worker, with the turn held. Blocks.
+    init_outcome init(const std::string& payload, const std::string& main,
+                      const nlohmann::json& env);
+    void init_started() { ++inits_running_; }
+    void init_finished();
+
+    /// One activation, on the loop: `done` gets its result on the loop (result.no_action when
+    /// no action was ever started). Waits for an init in progress.
+    void run(std::string body, activation_engine::clock::time_point deadline,
+             activation_engine::completion done);
+
+    /// `proxy -compile MAIN`: builds `payload` like an init would and returns a zip of the
+    /// resulting bin directory. Throws std::runtime_error with the error text.
+    std::string compile_to_zip(const std::string& payload, const std::string& main,
+                               const std::string& env_json);
+
+    const settings& config() const { return settings_; }
+
+    /// For /metrics: action processes started again after they died.
+    std::uint64_t action_restarts() const { return restarts_.load(std::memory_order_relaxed); }
+    /// For /metrics, on the loop: activations waiting for their turn at the action.
+    size_t queued() const { return parked_.size() + (engine_ ? engine_->waiting() : 0); }
+    /// On the loop: when the oldest unanswered activation was submitted (time_point::max()
+    /// when none), for /health's overrun check.
+    activation_engine::clock::time_point oldest_submitted() const;
+
+private:
+    struct parked_run {
+        std::string body;
+        activation_engine::clock::time_point deadline;
+        activation_engine::completion done;
+    };
+
+    std::unique_ptr<executor> start_action(const std::string& dir);
+    void install(std::unique_ptr<executor> started);
+    void end_activation(const activation_engine& engine, executor::outcome outcome);
+
+    settings settings_;
+    env_map env_;
+    action_builder builder_;
+    std::mutex attach_lock_;  // a dedicated runtime's start-up init may come before attach()
+    std::condition_variable attached_;
+    boost::asio::io_context* loop_ = nullptr;
+    boost::asio::thread_pool* blocking_ = nullptr;
+    std::mutex init_lock_;  // one init at a time (workers)
+    bool initialized_ = false;
+    std::atomic<std::uint64_t> restarts_{0};
+    // On the loop only:
+    std::shared_ptr<activation_engine> engine_;  // every activation on the current action
+    int inits_running_ = 0;
+    std::deque<parked_run> parked_;  // activations that came while an init was running
+};
+
+}  // namespace actionloop

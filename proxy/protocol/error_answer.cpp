@@ -1,0 +1,29 @@
+#include "protocol/error_answer.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace actionloop {
+
+std::string error_body(std::string_view message) {
+    std::string body = nlohmann::json{{"error", message}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
+    body.push_back('\n');
+    return body;
+}
+
+answer error_answer(int status, std::string_view message) {
+    answer a;
+    a.status = status;
+    a.body = error_body(message);
+    return a;
+}
+
+answer too_large_answer(size_t limit) {
+    return error_answer(PAYLOAD_TOO_LARGE, "The request body exceeds the limit of " +
+                                               std::to_string(limit) +
+                                               " bytes (OW_MAX_BODY_BYTES).");
+}
+
+answer malformed_request_answer() { return error_answer(BAD_REQUEST, "HTTP error 400"); }
+
+}  // namespace actionloop

@@ -1,0 +1,51 @@
+// The statuses of the protocol and the one renderer of every error answer: {"error":"…"}
+// plus a newline, with application/json, byte-compatible with upstream's sendError. Every
+// failure the proxy reports on /init, /run, /health, a request it cannot read, and in
+// single-entrypoint mode, goes out through error_answer().
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "protocol/exchange.hpp"
+
+namespace actionloop {
+
+/// Statuses, as upstream uses them.
+enum status : int {
+    OK = 200,
+    BAD_REQUEST = 400,          // unreadable request or /init body, the action died during a run
+    FORBIDDEN = 403,            // second init, init without code
+    PAYLOAD_TOO_LARGE = 413,    // request body over the limit (ours)
+    INTERNAL_ERROR = 500,       // no action defined yet; an unexpected internal failure
+    BAD_GATEWAY = 502,          // extract/compile/start failure, bad answer, deadline, answer cap
+    SERVICE_UNAVAILABLE = 503,  // shutting down: /init and /run refused, /health (ours)
+};
+
+/// A request refused by a pure decoding step (the /init body, a single-entrypoint envelope):
+/// its status and text, caught by the step that called it and rendered by error_answer().
+class refusal : public std::runtime_error {
+public:
+    refusal(int status, const std::string& message)
+        : std::runtime_error(message), status_(status) {}
+    int status() const { return status_; }
+
+private:
+    int status_;
+};
+
+/// {"error":"<message>"} plus a newline (invalid UTF-8 replaced).
+std::string error_body(std::string_view message);
+
+/// The error answer: `status`, error_body(message), application/json.
+answer error_answer(int status, std::string_view message);
+
+/// A request body over OW_MAX_BODY_BYTES: 413, naming the setting.
+answer too_large_answer(size_t limit);
+
+/// A request that is not HTTP: 400, as Go's server says it.
+answer malformed_request_answer();
+
+}  // namespace actionloop

@@ -1,0 +1,65 @@
+// Single-entrypoint mode: every request to the proxy but /health comes here, and becomes
+// an init, a run, or both, of the classic steps (init_step, run_step), by the rules
+// of docs/single-entrypoint.md: a stem cell takes its action from a request's `init`, a
+// dedicated runtime from __OW_ACTION_* (initialised at start-up, its outcome answered as if
+// on the first request), and the result goes back as a web-action response.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "host/action_host.hpp"
+#include "ops/metrics.hpp"
+#include "ops/shutdown.hpp"
+#include "protocol/exchange.hpp"
+#include "protocol/knative/envelope.hpp"
+#include "protocol/knative/platform.hpp"
+#include "protocol/knative/web_answer.hpp"
+
+namespace actionloop::knative {
+
+class handler : public actionloop::handler {
+public:
+    /// A dedicated runtime starts initialising now, on a thread of its own.
+    handler(action_host& host, platform_config config, drain_state& drain,
+            activation_metrics& metrics);
+    ~handler() override;
+    handler(const handler&) = delete;
+    handler& operator=(const handler&) = delete;
+
+    bool needs_headers() const override { return true; }
+    /// On the loop: /health as in the classic mode; any other request is admitted and counted
+    /// as a /run (one request is one activation, its init included), then answered from a
+    /// worker (respond()).
+    void handle(actionloop::request req, reply_fn reply) override;
+
+    /// One request, to its answer (blocking: compiler, action; call it on a worker).
+    answer respond(const web_request& req);
+
+private:
+    answer respond_envelope(const web_request& req, const ordered_json& envelope);
+    /// Runs a classic init; nullopt on success, else the answer of its failure.
+    std::optional<answer> init_action(const init_fields& fields);
+    /// Dedicated: the init from the environment unless done (the start-up one's failure first).
+    std::optional<answer> init_dedicated();
+    /// The classic init itself; init_lock_ held.
+    std::optional<answer> init_locked(const init_fields& fields);
+    answer run_action(const web_request& req, const ordered_json& envelope);
+
+    action_host& host_;
+    drain_state& drain_;
+    activation_metrics& metrics_;
+    platform_config config_;
+    std::mutex init_lock_;                   // one init at a time
+    std::atomic<bool> initialized_{false};   // a successful init happened
+    std::optional<answer> startup_failure_;  // dedicated: the start-up init's failure, once
+    // The action's own: set by its (one) successful init, read by every run after it.
+    bool raw_ = false;
+    std::string name_;
+    std::thread warm_up_;
+};
+
+}  // namespace actionloop::knative

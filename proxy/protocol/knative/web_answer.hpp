@@ -1,0 +1,28 @@
+// Single-entrypoint mode, answer side: the action's result (or a refusal) as a real HTTP
+// response, by the web-action rules: statusCode, headers and body of the result, the
+// Content-Type default and charset, base64 images, 204 for an empty page, CORS.
+#pragma once
+
+#include <string>
+
+#include "protocol/exchange.hpp"
+
+namespace actionloop::knative {
+
+/// The action's answer line (a JSON object or array) as the HTTP answer: Content-Type among
+/// the headers (answer.json false), bodyless for 204/304.
+/// `request_headers` is the request's Access-Control-Request-Headers ("" when absent).
+answer web_response(const std::string& line, const std::string& request_headers);
+
+/// {"error":"<message>"} with application/json, without the classic answer's newline.
+answer error_response(int status, const std::string& message);
+
+/// A classic /init or /run answer that is not a result (an error): its status and body,
+/// without the trailing newline.
+answer classic_response(int status, const std::string& body);
+
+/// The Content-Type sent for a non-image payload: the media type lower-cased, parameter
+/// names lower-cased and sorted, charset=utf-8 (replacing any charset).
+std::string with_utf8_charset(const std::string& content_type);
+
+}  // namespace actionloop::knative

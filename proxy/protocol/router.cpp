@@ -1,0 +1,71 @@
+#include "protocol/router.hpp"
+
+#include <chrono>
+
+#include <boost/asio/post.hpp>
+
+#include "protocol/health.hpp"
+#include "protocol/init_step.hpp"
+#include "protocol/run_step.hpp"
+
+namespace actionloop {
+
+route route_of(std::string_view target) {
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (path == "/init") return route::init;
+    if (path == "/run") return route::run;
+    if (path == "/health") return route::health;
+    return route::other;
+}
+
+reply_fn admit(request& req, drain_state& drain, activation_metrics& metrics, bool is_run,
+               reply_fn reply) {
+    const auto started = std::chrono::steady_clock::now();
+    const size_t request_bytes = req.body.size();
+    if (!drain.enter()) {  // shutting down: the invoker takes it elsewhere
+        answer refused = shutting_down_answer();
+        metrics.record(is_run, refused.status, refused.body, request_bytes,
+                       std::chrono::nanoseconds::zero());
+        reply(std::move(refused));
+        return {};
+    }
+    req.ticket->emplace(drain);
+    return [&metrics, is_run, request_bytes, started, reply = std::move(reply)](answer a) {
+        metrics.record(is_run, a.status, a.body, request_bytes,
+                       std::chrono::steady_clock::now() - started);
+        reply(std::move(a));
+    };
+}
+
+void router::handle(request req, reply_fn reply) {
+    const route which = route_of(req.target);
+    if (which == route::health) {  // probes do not depend on the platform
+        reply(health_answer(drain_.draining(), host_));
+        return;
+    }
+    if (which == route::other) {  // upstream: 200, nothing
+        answer nothing;
+        nothing.json = false;
+        reply(std::move(nothing));
+        return;
+    }
+    reply_fn done = admit(req, drain_, metrics_, which == route::run, std::move(reply));
+    if (!done) return;
+    if (which == route::run) {  // on this thread, start to end (engine/engine.hpp)
+        run_step(host_, std::move(req.body), std::move(done));
+        return;
+    }
+    // /init blocks (extraction, the compiler, the action's start): on a worker; the answer
+    // comes back to the loop.
+    host_.init_started();
+    boost::asio::post(host_.workers(), [this, body = std::move(req.body),
+                                        done = std::move(done)]() mutable {
+        answer a = init_step(host_, body);
+        boost::asio::post(host_.loop(), [this, a = std::move(a), done = std::move(done)]() mutable {
+            host_.init_finished();
+            done(std::move(a));
+        });
+    });
+}
+
+}  // namespace actionloop

@@ -1,0 +1,19 @@
+// /run (the /run table of docs/protocol.md): the request's deadline (or OW_RUN_TIMEOUT_MS),
+// the activation on the host, and its outcome as the answer: the action's line, or an error
+// for a crash, a missed deadline, an oversized or non-JSON answer, no action.
+#pragma once
+
+#include <string>
+
+#include "host/action_host.hpp"
+#include "protocol/exchange.hpp"
+
+namespace actionloop {
+
+/// On the loop: runs `body` and gives its answer to `done`, on the loop.
+void run_step(action_host& host, std::string body, reply_fn done);
+
+/// From a worker thread: runs `body` on the loop and waits for its answer.
+answer run_step_blocking(action_host& host, std::string body);
+
+}  // namespace actionloop
