@@ -6,8 +6,7 @@ namespace actionloop {
 
 namespace {
 
-constexpr const char* ALPHABET =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr const char* ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 // The 6-bit value of an alphabet character, -1 for anything else. `url_too`: '-' and '_'
 // count as '+' and '/'.
@@ -21,9 +20,8 @@ int value_of(char c, bool url_too) {
 }
 
 [[noreturn]] void illegal_at(size_t at) {
-    throw refusal(BAD_REQUEST,
-                  "cannot decode the request: illegal base64 data at input byte " +
-                      std::to_string(at));
+    throw refusal(BAD_REQUEST, "cannot decode the request: illegal base64 data at input byte " +
+                                   std::to_string(at));
 }
 
 }  // namespace

@@ -39,11 +39,11 @@ struct request {
 struct answer {
     int status = 200;
     std::string body;
-    bool json = true;        // Content-Type: application/json
-    header_list headers;     // more header fields, in order (single-entrypoint mode)
-    bool bodyless = false;   // 204/304: no body, no Content-Length
-    bool head = false;       // an answer to HEAD: the body's Content-Length, not the body
-    bool last = false;       // the connection ends after this answer
+    bool json = true;       // Content-Type: application/json
+    header_list headers;    // more header fields, in order (single-entrypoint mode)
+    bool bodyless = false;  // 204/304: no body, no Content-Length
+    bool head = false;      // an answer to HEAD: the body's Content-Length, not the body
+    bool last = false;      // the connection ends after this answer
 };
 
 /// Gets the answer to one request, on the event loop's thread.
