@@ -1,9 +1,7 @@
 #include "protocol/run_step.hpp"
 
 #include <chrono>
-#include <future>
 
-#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include "engine/framing.hpp"
@@ -89,16 +87,6 @@ void run_step(action_host& host, std::string body, reply_fn done) {
              [&config, bounded_by_setting, done = std::move(done)](activation_result result) {
                  done(answer_of(config, std::move(result), bounded_by_setting));
              });
-}
-
-answer run_step_blocking(action_host& host, std::string body) {
-    std::promise<answer> answered;
-    std::future<answer> result = answered.get_future();
-    boost::asio::post(host.loop(), [&host, &answered, body = std::move(body)]() mutable {
-        run_step(host, std::move(body),
-                 [&answered](answer a) { answered.set_value(std::move(a)); });
-    });
-    return result.get();
 }
 
 }  // namespace actionloop

@@ -13,7 +13,4 @@ namespace actionloop {
 /// On the loop: runs `body` and gives its answer to `done`, on the loop.
 void run_step(action_host& host, std::string body, reply_fn done);
 
-/// From a worker thread: runs `body` on the loop and waits for its answer.
-answer run_step_blocking(action_host& host, std::string body);
-
 }  // namespace actionloop

@@ -48,31 +48,54 @@ handler::~handler() {
     if (warm_up_.joinable()) warm_up_.join();
 }
 
-void handler::handle(actionloop::request req, reply_fn reply) {
-    if (route_of(req.target) == route::health) {  // probes do not depend on the platform
+// On the loop. A run of an initialised action stays on it from the request to the answer (the
+// envelope is translated here, the activation goes to the engine on this thread); only a
+// request that initialises (a stem cell's `init`, a dedicated runtime's first request after a
+// failed start-up init) goes to a worker for that, and comes back for its run.
+void handler::handle(actionloop::request in, reply_fn reply) {
+    if (route_of(in.target) == route::health) {  // probes do not depend on the platform
         reply(health_answer(drain_.draining(), host_));
         return;
     }
-    reply_fn done = admit(req, drain_, metrics_, true, std::move(reply));
+    reply_fn done = admit(in, drain_, metrics_, true, std::move(reply));
     if (!done) return;
-    web_request copy{std::string(req.method), std::string(req.target), std::move(req.headers),
-                     std::move(req.body)};
-    boost::asio::post(
-        host_.workers(), [this, req = std::move(copy), done = std::move(done)]() mutable {
-            answer a = respond(req);
-            a.head = req.method == "HEAD";
-            boost::asio::post(host_.loop(), [a = std::move(a), done = std::move(done)]() mutable {
-                done(std::move(a));
-            });
-        });
-}
-
-answer handler::respond(const web_request& req) {
-    try {
-        if (path_of(req.target) != "/" || !config_.methods.allows(req.method)) {
+    auto c = std::make_shared<call>();
+    c->req = web_request{std::string(in.method), std::string(in.target), std::move(in.headers),
+                         std::move(in.body)};
+    c->head = c->req.method == "HEAD";
+    c->done = std::move(done);
+    bool needs_init = false;
+    std::optional<answer> refused = guarded([&]() -> std::optional<answer> {
+        if (path_of(c->req.target) != "/" || !config_.methods.allows(c->req.method)) {
             return error_response(INTERNAL_ERROR, BAD_REQUEST_TEXT);
         }
-        return respond_envelope(req, parse_envelope(req));
+        c->envelope = parse_envelope(c->req);
+        needs_init = c->envelope.contains("init") || (config_.dedicated && !initialized_);
+        return std::nullopt;
+    });
+    if (refused) {
+        finish(*c, std::move(*refused));
+    } else if (!needs_init) {
+        run_action(c);
+    } else {
+        boost::asio::post(host_.workers(), [this, c] {
+            std::optional<answer> a = guarded([&] { return init_for(c->envelope); });
+            boost::asio::post(host_.loop(), [this, c, a = std::move(a)]() mutable {
+                if (a) {
+                    finish(*c, std::move(*a));
+                } else {
+                    run_action(c);
+                }
+            });
+        });
+    }
+}
+
+// The step's refusals as their answers, any other failure as the mode's internal error.
+template <class Step>
+std::optional<answer> handler::guarded(Step&& step) {
+    try {
+        return step();
     } catch (const refusal& e) {
         return error_response(e.status(), e.what());
     } catch (const std::exception& e) {
@@ -81,7 +104,14 @@ answer handler::respond(const web_request& req) {
     }
 }
 
-answer handler::respond_envelope(const web_request& req, const ordered_json& envelope) {
+void handler::finish(call& c, answer a) {
+    a.head = c.head;
+    c.done(std::move(a));
+}
+
+// On a worker: the init a request asks for, or needs. Its answer when the request ends here
+// (a failure, an init without an activation); nullopt when its run comes next.
+std::optional<answer> handler::init_for(const ordered_json& envelope) {
     const auto init = envelope.find("init");
     const bool has_init = init != envelope.end();
     if (config_.dedicated) {
@@ -89,18 +119,16 @@ answer handler::respond_envelope(const web_request& req, const ordered_json& env
             go_log(DEDICATED_TEXT);
             return error_response(INTERNAL_ERROR, INTERNAL_TEXT);
         }
-        if (auto failure = init_dedicated()) return *failure;
-        return run_action(req, envelope);
+        return init_dedicated();
     }
     if (has_init) {
         const init_fields fields = translate_init(*init);  // refusals before anything is done
-        if (auto failure = init_action(fields)) return *failure;
+        if (auto failure = init_action(fields)) return failure;
         if (envelope.find("activation") == envelope.end()) {
             return classic_response(OK, "{\"ok\":true}");
         }
     }
-    if (!initialized_) return error_response(FORBIDDEN, NOT_INITIALIZED_TEXT);
-    return run_action(req, envelope);
+    return std::nullopt;
 }
 
 std::optional<answer> handler::init_action(const init_fields& fields) {
@@ -131,11 +159,27 @@ std::optional<answer> handler::init_locked(const init_fields& fields) {
     return std::nullopt;
 }
 
-answer handler::run_action(const web_request& req, const ordered_json& envelope) {
-    const std::string body = translate_run(envelope, req, raw_, name_, config_.user);
-    const answer run = run_step_blocking(host_, body);
-    if (run.status != OK) return classic_response(run.status, run.body);
-    return web_response(run.body, header_value(req, "Access-Control-Request-Headers"));
+// On the loop: the run, its answer as a web response.
+void handler::run_action(const std::shared_ptr<call>& c) {
+    if (!initialized_) {
+        finish(*c, error_response(FORBIDDEN, NOT_INITIALIZED_TEXT));
+        return;
+    }
+    std::string body;
+    if (auto refused = guarded([&]() -> std::optional<answer> {
+            body = translate_run(c->envelope, c->req, raw_, name_, config_.user);
+            return std::nullopt;
+        })) {
+        finish(*c, std::move(*refused));
+        return;
+    }
+    run_step(host_, std::move(body), [this, c](answer run) {
+        if (run.status != OK) {
+            finish(*c, classic_response(run.status, run.body));
+            return;
+        }
+        finish(*c, web_response(run.body, header_value(c->req, "Access-Control-Request-Headers")));
+    });
 }
 
 }  // namespace actionloop::knative

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -32,22 +33,32 @@ public:
 
     bool needs_headers() const override { return true; }
     /// On the loop: /health as in the classic mode; any other request is admitted and counted
-    /// as a /run (one request is one activation, its init included), then answered from a
-    /// worker (respond()).
-    void handle(actionloop::request req, reply_fn reply) override;
-
-    /// One request, to its answer (blocking: compiler, action; call it on a worker).
-    answer respond(const web_request& req);
+    /// as a /run (one request is one activation, its init included). A run of an initialised
+    /// action is answered on the loop; an init goes to a worker first.
+    void handle(actionloop::request in, reply_fn reply) override;
 
 private:
-    answer respond_envelope(const web_request& req, const ordered_json& envelope);
+    /// One request in flight.
+    struct call {
+        web_request req;
+        ordered_json envelope;
+        bool head = false;  // HEAD: the answer's Content-Length without its body
+        reply_fn done;
+    };
+
+    template <class Step>
+    std::optional<answer> guarded(Step&& step);
+    void finish(call& c, answer a);
+    /// On a worker: the init the request asks for or needs; nullopt when the run comes next.
+    std::optional<answer> init_for(const ordered_json& envelope);
     /// Runs a classic init; nullopt on success, else the answer of its failure.
     std::optional<answer> init_action(const init_fields& fields);
     /// Dedicated: the init from the environment unless done (the start-up one's failure first).
     std::optional<answer> init_dedicated();
     /// The classic init itself; init_lock_ held.
     std::optional<answer> init_locked(const init_fields& fields);
-    answer run_action(const web_request& req, const ordered_json& envelope);
+    /// On the loop: the run and its web answer.
+    void run_action(const std::shared_ptr<call>& c);
 
     action_host& host_;
     drain_state& drain_;
