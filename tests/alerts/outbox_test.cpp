@@ -102,8 +102,7 @@ const std::regex KEY_FORM("(Alert|Offline|Online|InternetOffline)-[0-9]+-[0-9a-f
 }  // namespace
 
 TEST_CASE("identity: a dedupKey names what a notification announces, never when it was sent") {
-    const notif_key k =
-        make_notif_key("acct1", "cam1", notif_type::offline, 1764460801.0, {}, {});
+    const notif_key k = make_notif_key("acct1", "cam1", notif_type::offline, 1764460801.0, {}, {});
     CHECK(notif_key_text(k).substr(0, 22) == "Offline-1764460801000-");
     CHECK(std::regex_match(notif_key_text(k), KEY_FORM));
     CHECK(notif_key_text(k) ==
@@ -334,8 +333,8 @@ TEST_CASE("identity: the same stream gives the same dedupKeys in memory, state d
 
     strings disk;
     {
-        const fs::path dir = fs::temp_directory_path() /
-                             ("alerts-outbox-state-" + std::to_string(::getpid()));
+        const fs::path dir =
+            fs::temp_directory_path() / ("alerts-outbox-state-" + std::to_string(::getpid()));
         fs::remove_all(dir);
         const std::size_t half = batches.size() / 2;
         for (int part = 0; part < 2; ++part) {  // a restarted process: a new core, loaded
@@ -371,7 +370,8 @@ TEST_CASE("identity: the same stream gives the same dedupKeys in memory, state d
     // And the outbox holds exactly those, one entry each, in the order they were committed.
     const std::vector<entry> entries = outbox(server);
     REQUIRE(entries.size() == shared.size());
-    for (std::size_t i = 0; i < shared.size(); ++i) CHECK(entries[i].fields == fields_for(shared[i]));
+    for (std::size_t i = 0; i < shared.size(); ++i)
+        CHECK(entries[i].fields == fields_for(shared[i]));
 }
 
 TEST_CASE("outbox: one entry per notification, written with the state, none for a re-send") {
@@ -492,13 +492,12 @@ TEST_CASE("outbox: trimmed only past what every consumer group acknowledged") {
     alert();
     CHECK(outbox_length(server) == 7);  // nothing delivered yet
     // alertgw reads 5 and acknowledges the first 3; audit reads and acknowledges 4.
-    server.command({"XREADGROUP", "GROUP", "alertgw", "g1", "COUNT", "5", "STREAMS",
-                    "alerts:outbox", ">"});
-    server.command({"XACK", "alerts:outbox", "alertgw", all[0].id, all[1].id, all[2].id});
-    server.command({"XREADGROUP", "GROUP", "audit", "x1", "COUNT", "4", "STREAMS",
-                    "alerts:outbox", ">"});
     server.command(
-        {"XACK", "alerts:outbox", "audit", all[0].id, all[1].id, all[2].id, all[3].id});
+        {"XREADGROUP", "GROUP", "alertgw", "g1", "COUNT", "5", "STREAMS", "alerts:outbox", ">"});
+    server.command({"XACK", "alerts:outbox", "alertgw", all[0].id, all[1].id, all[2].id});
+    server.command(
+        {"XREADGROUP", "GROUP", "audit", "x1", "COUNT", "4", "STREAMS", "alerts:outbox", ">"});
+    server.command({"XACK", "alerts:outbox", "audit", all[0].id, all[1].id, all[2].id, all[3].id});
     alert();
     // alertgw's oldest pending entry is the 4th: the first 3 go, the 4th stays.
     std::vector<entry> left = outbox(server);
