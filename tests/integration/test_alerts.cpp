@@ -107,7 +107,11 @@ TEST_CASE("alerts: monitor.zip sends alerts and state notifications, with stats 
                                             {"recipients", {"guard@a1.example"}},
                                             {"eventTs", T0},
                                             {"publishTs", T0 + 2},
-                                            {"alertDelay", 2.0}});
+                                            {"alertDelay", 2.0},
+                                            // docs/alerts.md, "Notification identity": the
+                                            // same key in every build and store
+                                            {"dedupKey", "Alert-1764460800000-"
+                                                         "10d260e0134d447f647d5654c7cf60b3"}});
     CHECK(first["rejected"] ==
           json::parse(R"([{"index": 2, "error": "etag 2: missing field 'ts'"}])"));
     const json& stats = first["stats"];
@@ -132,6 +136,7 @@ TEST_CASE("alerts: monitor.zip sends alerts and state notifications, with stats 
     const json online = tick(proxy, T0 + 800);  // due at T0 + 495: later than the threshold
     REQUIRE(types_of(online) == strings{"Online"});
     CHECK(online["notifications"][0]["alertDelay"] == 305.0);
+    CHECK(online["notifications"][0]["resolves"] == offline["notifications"][0]["dedupKey"]);
     CHECK(online["stats"]["late"] == 1);
 
     const stream_texts streams = proxy.check_streams(4);

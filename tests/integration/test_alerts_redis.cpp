@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "../alerts/redis_server.hpp"
@@ -387,4 +388,126 @@ TEST_CASE("alerts/redis: an unreadable or invalid config, or a bad Redis URL, fa
     const command_result ok = run_command({exec}, "", good, dir.path());
     CHECK(ok.exit_code == 0);
     CHECK(ok.err.empty());
+}
+
+namespace {
+
+// The outbox's entries (XRANGE), each as {key, n}: the entry format docs/alerts.md fixes.
+std::vector<std::pair<std::string, std::string>> outbox_entries(const redis_server& server) {
+    const std::string text = server.command({"XRANGE", "alerts:outbox", "-", "+"});
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::vector<std::pair<std::string, std::string>> out;
+    REQUIRE(lines.size() % 5 == 0);  // id, "key", the key, "n", the JSON
+    for (std::size_t i = 0; i < lines.size(); i += 5) {
+        REQUIRE(lines[i + 1] == "key");
+        REQUIRE(lines[i + 3] == "n");
+        out.emplace_back(lines[i + 2], lines[i + 4]);
+    }
+    return out;
+}
+
+}  // namespace
+
+// The outbox (docs/alerts.md, "The outbox stream"): every notification a proxy answers is one
+// entry, key = its dedupKey, n = the answer's object as compact JSON; a batch re-sent to the
+// other proxy after its commit (as a consumer does when the answer was lost) answers nothing
+// and adds no entry.
+TEST_CASE("alerts/redis: the outbox holds each answered notification once, as answered") {
+    const stream& s = generated();
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    const json env = redis_env(server, s.config);
+    auto a = start_monitor(env);
+    auto b = start_monitor(env);
+    std::vector<std::string> answered;
+    std::size_t resent = 0, resent_with_notes = 0;
+    for (std::size_t i = 0; i < s.batches.size(); ++i) {
+        const json answer = run_text(i % 2 ? *b : *a, s.batches[i]);
+        for (const json& n : answer.at("notifications")) answered.push_back(n.dump());
+        if (i % 7 == 0) {  // the reply "lost": the same batch again, to the other proxy
+            const std::string before = server.command({"XLEN", "alerts:outbox"});
+            const json again = run_text(i % 2 ? *a : *b, s.batches[i]);
+            CHECK(again.at("notifications").empty());
+            CHECK(server.command({"XLEN", "alerts:outbox"}) == before);
+            ++resent;
+            resent_with_notes += !answer.at("notifications").empty();
+        }
+    }
+    CHECK(resent_with_notes > 5);
+    const auto entries = outbox_entries(server);
+    REQUIRE(entries.size() == answered.size());
+    CHECK(entries.size() == s.reference.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        CAPTURE(i);
+        CHECK(entries[i].second == answered[i]);
+        CHECK(entries[i].first == json::parse(answered[i]).at("dedupKey"));
+    }
+    // Every Online names an Offline/InternetOffline sent before it.
+    std::set<std::string> offline;
+    std::size_t online = 0;
+    for (const std::string& text : answered) {
+        const json n = json::parse(text);
+        if (n["notifType"] == "Offline" || n["notifType"] == "InternetOffline")
+            offline.insert(n["dedupKey"].get<std::string>());
+        if (n["notifType"] == "Online") {
+            ++online;
+            CHECK(offline.count(n.value("resolves", "")) == 1);
+        }
+    }
+    CHECK(online == static_cast<std::size_t>(s.types.at("Online")));
+}
+
+// The same generated stream with ALERT_STATE_DIR, the action process killed and the container
+// started again mid-stream: the same notifications, keys and resolves as memory and Redis.
+TEST_CASE("alerts/redis: the state dir gives the same dedupKeys, across a restart") {
+    const stream& s = generated();
+    temp_dir state("alerts-state-keys");
+    const json env = {{"ALERT_CONFIG", s.config.string()},
+                      {"ALERT_STATE_DIR", state.path().string()}};
+    auto p = start_monitor(env);
+    notes got;
+    const std::size_t half = s.batches.size() / 2;
+    for (std::size_t i = 0; i < s.batches.size(); ++i) {
+        if (i == half) {
+            const std::vector<pid_t> actions = p->children();
+            REQUIRE(actions.size() == 1);
+            REQUIRE(::kill(actions[0], SIGKILL) == 0);
+            p->stop();
+            p = start_monitor(env);
+        }
+        add_notes(got, run_text(*p, s.batches[i]));
+    }
+    CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
+}
+
+TEST_CASE("alerts/redis: ALERT_OUTBOX=0 writes no outbox; a bad value fails /init") {
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    const fs::path config = fixture_path("alerts/config.json");
+    json env = redis_env(server, config);
+    env["ALERT_OUTBOX"] = "0";
+    auto off = start_monitor(env);
+    const json sent = run_text(*off, batch(json::array({motion("m1", T0)}), T0 + 1).dump());
+    CHECK(types_of(sent) == strings{"Alert"});
+    CHECK(server.command({"EXISTS", "alerts:outbox"}) == "0");
+    env["ALERT_OUTBOX"] = "1";
+    auto on = start_monitor(env);
+    CHECK(types_of(run_text(*on, batch(json::array({motion("m2", T0 + 100)}), T0 + 101).dump())) ==
+          strings{"Alert"});
+    CHECK(server.command({"XLEN", "alerts:outbox"}) == "1");
+    const std::string exec =
+        (fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "monitor.d" / "exec").string();
+    for (const auto& [name, value, message] :
+         {std::tuple<const char*, const char*, const char*>{
+              "ALERT_OUTBOX", "yes",
+              "alerts: cannot start: ALERT_OUTBOX='yes' must be a whole number from 0 to 1"},
+          {"ALERT_OUTBOX_MAXLEN", "10",
+           "alerts: cannot start: ALERT_OUTBOX_MAXLEN='10' must be a whole number from 1000 to "
+           "1000000000"}}) {
+        CAPTURE(name);
+        const command_result run =
+            run_command({exec}, "", env_map{{name, value}}, fs::temp_directory_path());
+        CHECK(run.exit_code == 1);
+        CHECK(contains(run.err, message));
+    }
 }

@@ -131,7 +131,7 @@ private:
     bool apply_motion(std::uint32_t device, const etag& e);
     bool cooled_down(std::uint32_t device, const region_config& region, double ts);
     void emit_state(std::uint32_t device);
-    void emit(notification n);
+    void emit(notification n, std::string_view event_id = {});
     const recipient_list& recipients_for(std::uint32_t device, const region_config* r) const;
     void mark_dirty(std::uint32_t device);
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "dedup_key.hpp"
 #include "types.hpp"
 
 namespace alerts {
@@ -23,6 +24,9 @@ struct notification {
     double due_ts = 0;      // eventTs for motion, eventTs + hold for state
     double delay = 0;       // alertDelay = publish_ts - due_ts
     bool late = false;      // delay over alert_delay_threshold
+    notif_key key;          // dedupKey (dedup_key.hpp)
+    notif_key resolves;     // Online: the key of the Offline/InternetOffline it ends
+    bool has_resolves = false;
 };
 
 struct delay_summary {

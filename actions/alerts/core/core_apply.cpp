@@ -100,6 +100,8 @@ void alert_core::mature_due_timers() {
 
 void alert_core::emit_state(std::uint32_t device) {
     device_slot& d = slots_[device];
+    const device_state was = d.notified;
+    const double was_ts = d.notified_ts;
     notification n;
     n.due_ts = hold_due(d, config_->holds);
     n.event_ts = d.hold_ts;
@@ -108,6 +110,13 @@ void alert_core::emit_state(std::uint32_t device) {
     n.recipients = &recipients_for(device, nullptr);
     --pending_;
     mark_dirty(device);
+    // An Online names the Offline/InternetOffline it ends (unknown only for a device whose
+    // record an older version wrote while this hold was pending).
+    if (n.type == notif_type::online && was != device_state::online && !std::isnan(was_ts)) {
+        n.resolves =
+            make_notif_key(account_id(d.account), device_id(device), notif_for(was), was_ts);
+        n.has_resolves = true;
+    }
     emit(n);
 }
 
@@ -129,7 +138,7 @@ bool alert_core::apply_motion(std::uint32_t device, const etag& e) {
     n.recipients = &recipients_for(device, region);
     n.event_ts = e.ts;
     n.due_ts = e.ts;
-    emit(n);
+    emit(n, e.id);
     return true;
 }
 
@@ -157,8 +166,11 @@ const recipient_list& alert_core::recipients_for(std::uint32_t device,
     return acfg < 0 ? none : config_->accounts[static_cast<std::size_t>(acfg)].recipients;
 }
 
-void alert_core::emit(notification n) {
+void alert_core::emit(notification n, std::string_view event_id) {
     n.account = slots_[n.device].account;
+    n.key =
+        make_notif_key(account_id(n.account), device_id(n.device), n.type, n.event_ts,
+                       n.region ? std::string_view(n.region->name) : std::string_view(), event_id);
     n.publish_ts = now_;
     n.delay = now_ - n.due_ts;
     n.late = n.delay > config_->alert_delay_threshold;

@@ -1,5 +1,7 @@
 // core_records.cpp — export and restore of the core's persistent state (device records,
 // cooldowns, recent ids) for the state stores.
+#include <cmath>
+
 #include "alert_core.hpp"
 #include "hash.hpp"
 
@@ -15,6 +17,7 @@ void alert_core::export_device(std::uint32_t device, record_sink& sink) const {
     r.hold_ts = d.hold_ts;
     r.last_ts = d.last_ts;
     r.last_id = d.last_id;
+    r.notified_ts = d.notified_ts;
     sink.on_device(r);
 }
 
@@ -55,6 +58,10 @@ std::uint32_t alert_core::restore_device(const device_record& r) {
     d.hold_ts = r.hold_ts;
     d.last_ts = r.last_ts;
     d.last_id = r.last_id;
+    // An older version's record has no announced time: with no hold pending it is hold_ts (the
+    // hold that announced the state started then); with one pending it is lost (its Online
+    // then carries no `resolves`).
+    d.notified_ts = std::isnan(r.notified_ts) && r.state == r.notified ? r.hold_ts : r.notified_ts;
     ++d.hold_gen;
     if (hold_pending(d)) {
         ++pending_;

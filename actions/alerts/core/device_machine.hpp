@@ -16,10 +16,14 @@
 
 namespace alerts {
 
-/// Everything the core keeps per device: 40 bytes.
+/// Everything the core keeps per device: 48 bytes.
 struct device_slot {
     double last_ts = -std::numeric_limits<double>::infinity();  // stale horizon (docs/alerts.md)
-    double hold_ts = 0;          // when the pending hold started (meaningful while pending)
+    double hold_ts = 0;  // when the pending hold started (meaningful while pending)
+    // When the announced state began: the eventTs of the last state notification sent (what an
+    // Online's `resolves` names); NaN when unknown (a record of an older version, see
+    // alert_core::restore_device).
+    double notified_ts = std::numeric_limits<double>::quiet_NaN();
     std::uint32_t account = 0;   // index in the core's account table
     std::uint32_t last_id = 0;   // short hash of that event's id (0: none)
     std::uint32_t hold_gen = 0;  // bumped whenever a hold starts or ends (lazy timer deletion)
@@ -55,6 +59,7 @@ inline state_effect observe_state(device_slot& d, device_state observed, double 
 /// Ends the pending hold: the observed state becomes the announced one. Returns what to send.
 inline notif_type settle(device_slot& d) {
     d.notified = d.state;
+    d.notified_ts = d.hold_ts;
     ++d.hold_gen;
     return notif_for(d.state);
 }

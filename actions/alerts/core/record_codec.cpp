@@ -63,7 +63,7 @@ private:
 
 bool replay_record(reader& in, record_sink& sink) {
     const auto tag = in.get<char>();
-    if (tag == 'D') {
+    if (tag == 'D' || tag == 'E') {
         device_record r;
         r.account = in.name();
         r.device = in.name();
@@ -72,6 +72,7 @@ bool replay_record(reader& in, record_sink& sink) {
         r.hold_ts = in.get<double>();
         r.last_ts = in.get<double>();
         r.last_id = in.get<std::uint32_t>();
+        if (tag == 'E') r.notified_ts = in.get<double>();
         if (in.ok()) sink.on_device(r);
     } else if (tag == 'C') {
         cooldown_record r;
@@ -92,7 +93,7 @@ bool replay_record(reader& in, record_sink& sink) {
 }  // namespace
 
 void frame_encoder::on_device(const device_record& r) {
-    payload_ += 'D';
+    payload_ += 'E';
     put_name(payload_, r.account);
     put_name(payload_, r.device);
     put(payload_, static_cast<std::uint8_t>(r.state));
@@ -100,6 +101,7 @@ void frame_encoder::on_device(const device_record& r) {
     put(payload_, r.hold_ts);
     put(payload_, r.last_ts);
     put(payload_, r.last_id);
+    put(payload_, r.notified_ts);
 }
 
 void frame_encoder::on_cooldown(const cooldown_record& r) {

@@ -2,7 +2,9 @@
 //
 // A frame is: magic "ALJ1" (u32), payload length (u32), sequence number (u64), checksum of the
 // payload (u64), payload. The payload is a run of records:
-//   'D' account device state notified hold_ts last_ts last_id   (a device)
+//   'E' account device state notified hold_ts last_ts last_id notified_ts   (a device)
+//   'D' account device state notified hold_ts last_ts last_id   (a device, as older versions
+//                                                               wrote it: read, never written)
 //   'C' account device region last_alert                        (a region cooldown)
 //   'I' id_hash                                                 (a recent id)
 // with names as u8 length + bytes and numbers in native byte order (the file never leaves the

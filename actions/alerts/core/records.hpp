@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string_view>
 
 #include "types.hpp"
@@ -18,6 +19,9 @@ struct device_record {
     double hold_ts = 0;
     double last_ts = 0;
     std::uint32_t last_id = 0;
+    // When the announced state began (device_slot::notified_ts); NaN: not in the record (an
+    // older version's), then taken as hold_ts when no hold is pending (it is that time then).
+    double notified_ts = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct cooldown_record {

@@ -61,6 +61,8 @@ json notification_json(const alert_core& core, const notification& n) {
     j["eventTs"] = n.event_ts;
     j["publishTs"] = n.publish_ts;
     j["alertDelay"] = to_ms(n.delay);
+    j["dedupKey"] = notif_key_text(n.key);
+    if (n.has_resolves) j["resolves"] = notif_key_text(n.resolves);
     return j;
 }
 

@@ -6,6 +6,7 @@ set(ALERT_CORE_FILES
     config.cpp
     core_apply.cpp
     core_records.cpp
+    dedup_key.cpp
     etag_fields.cpp
     recent_ids.cpp
     record_codec.cpp

@@ -152,7 +152,7 @@ void append_redis_number(std::string& out, double v) {
 }
 
 void redis_value_encoder::on_device(const device_record& r) {
-    device_ = "1 ";
+    device_ = "2 ";
     device_ += letter_of(r.state);
     device_ += ' ';
     device_ += letter_of(r.notified);
@@ -160,6 +160,7 @@ void redis_value_encoder::on_device(const device_record& r) {
     append_double(device_, r.last_ts);
     device_ += ' ';
     append_integer(device_, r.last_id);
+    append_double(device_, r.notified_ts);  // "nan" when unknown
 }
 
 void redis_value_encoder::on_cooldown(const cooldown_record& r) {
@@ -184,7 +185,10 @@ bool decode_redis_value(std::string_view text, std::string_view account, std::st
     device_record d;
     d.account = account;
     d.device = device;
-    if (r.token() != "1" || !r.space()) return false;
+    // Version 2 adds the announced state's time after the last id; version 1 (older actions)
+    // is read too.
+    const std::string_view version = r.token();
+    if ((version != "1" && version != "2") || !r.space()) return false;
     const std::string_view state = r.token();
     if (state.size() != 1 || !state_of(state[0], d.state) || !r.space()) return false;
     const std::string_view notified = r.token();
@@ -193,6 +197,7 @@ bool decode_redis_value(std::string_view text, std::string_view account, std::st
         !r.take_number(d.last_id, r.token())) {
         return false;
     }
+    if (version == "2" && (!r.space() || !r.take_double(d.notified_ts))) return false;
     // Most records have no cooldown, a camera's a few: no heap for those.
     cooldown_record small[4];
     std::size_t n_small = 0;

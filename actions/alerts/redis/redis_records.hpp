@@ -6,11 +6,13 @@
 //   <prefix>i:<16 hex digits>            a recent event id (hash of account, device, id), TTL
 //   <prefix>devices                      how many device records exist (counter)
 //
-// A device record is one line of text: "1 <state> <notified> <hold_ts> <last_ts> <last_id>"
-// followed, per region cooldown, by " <last_alert> <len>:<region>". States are one letter
-// (n online, f offline, i internet_offline); times print as the shortest text that reads back
-// exactly (std::to_chars; records written with 17 significant digits read the same). The account's
-// length in the key keeps any two (account, device) pairs apart whatever characters they hold.
+// A device record is one line of text: "2 <state> <notified> <hold_ts> <last_ts> <last_id>
+// <notified_ts>" followed, per region cooldown, by " <last_alert> <len>:<region>" (older
+// versions wrote "1 …" without <notified_ts>: still read; notified_ts is "nan" when unknown).
+// States are one letter (n online, f offline, i internet_offline); times print as the shortest text
+// that reads back exactly (std::to_chars; records written with 17 significant digits read the
+// same). The account's length in the key keeps any two (account, device) pairs apart whatever
+// characters they hold.
 #pragma once
 
 #include <cstdint>

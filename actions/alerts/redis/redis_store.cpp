@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "../core/device_machine.hpp"
+#include "../core/result_json.hpp"
 #include "../core/string_interner.hpp"
 #include "redis_records.hpp"
 #include "redis_scripts.hpp"
@@ -96,7 +97,8 @@ redis_store::redis_store(redis_store_options options)
       due_key_(options_.prefix + "due"),
       devices_key_(options_.prefix + "devices"),
       log_key_(options_.prefix + "created"),
-      log_length_(std::to_string(options_.log_length)) {}
+      log_length_(std::to_string(options_.log_length)),
+      outbox_key_(options_.prefix + "outbox") {}
 
 batch_result redis_store::process(alert_core& core, const std::vector<etag>& batch, double now) {
     ++counters_.batches;
@@ -542,16 +544,19 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         result.stats.devices = read_devices_;
         return true;
     }
-    // KEYS: the due set, the counter, the creations log, the device keys, the id keys; ARGV: n,
-    // the TTL, the log's length, then per device the record as read, the new one and the due
-    // time (redis_scripts.hpp).
+    // KEYS: the due set, the counter, the creations log, the outbox, the device keys, the id
+    // keys; ARGV: n, the TTL, the log's length, m, the outbox's cap and trim length, then per
+    // device the record as read, the new one and the due time, then per notification its key
+    // and JSON (redis_scripts.hpp).
     const std::size_t n = devices.size();
-    const std::size_t numkeys = 3 + n + changes.ids.size();
+    const std::size_t m = options_.outbox ? result.notifications.size() : 0;
+    const std::size_t numkeys = 4 + n + changes.ids.size();
     command_.clear();
     resp_arg(command_, std::to_string(numkeys));
     resp_arg(command_, due_key_);
     resp_arg(command_, devices_key_);
     resp_arg(command_, log_key_);
+    resp_arg(command_, outbox_key_);
     for (std::uint32_t d : devices) {
         resp_device_key(command_, options_.prefix, core.account_id(core.slot(d).account),
                         core.device_id(d));
@@ -564,6 +569,9 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     resp_arg(command_, std::to_string(n));
     resp_arg(command_, std::to_string(options_.id_ttl));
     resp_arg(command_, log_length_);
+    resp_arg(command_, std::to_string(m));
+    resp_arg(command_, std::to_string(options_.outbox_maxlen));
+    resp_arg(command_, std::to_string(options_.outbox_trim_above));
     redis_value_encoder encoder;
     for (std::uint32_t d : devices) {
         auto it = read_.find(d);
@@ -577,7 +585,8 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         if (hold_pending(slot)) append_redis_number(record_, hold_due(slot, core.config()->holds));
         resp_arg(command_, record_);
     }
-    const std::size_t args = 2 + 1 + numkeys + 3 + 3 * n;
+    if (m > 0) append_outbox_args(core, result);
+    const std::size_t args = 2 + 1 + numkeys + 6 + 3 * n + 2 * m;
     // EVALSHA of the script loaded on this connection; should Redis have lost it (SCRIPT
     // FLUSH), EVAL in the same attempt (which loads it again).
     resp_head(head_, args, "EVALSHA");
@@ -601,12 +610,51 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
         throw redis_error("redis: unexpected reply to the commit script");
     }
+    if (options_.after_commit) options_.after_commit();
     if (integer_of(r->element[0]) == 0) return false;
     ++counters_.commits;
+    counters_.outbox_entries += m;
+    if (r->elements > 3 && integer_of(r->element[3]) > 0) warn_dropped(integer_of(r->element[3]));
     for (std::uint32_t d : devices) mark(d, PRESENT);
     result.stats.pending = integer_of(r->element[1]);
     result.stats.devices = r->elements > 2 ? integer_of(r->element[2]) : 0;
     return true;
+}
+
+}  // namespace alerts
+
+namespace alerts {
+
+// Per notification: its dedupKey and the JSON the answer carries for it, as compact text (the
+// answer is dumped the same way: the entry's `n` is byte for byte the answer's object).
+void redis_store::append_outbox_args(const alert_core& core, const batch_result& result) {
+    for (const notification& n : result.notifications) {
+        record_.clear();
+        append_notif_key(record_, n.key);
+        resp_arg(command_, record_);
+        resp_arg(command_, notification_json(core, n).dump(
+                               -1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
+}
+
+// Entries dropped over the cap were never acknowledged by every gateway (or no gateway reads
+// the outbox): loud, but at most one line per 10 s (with the count since the last line).
+void redis_store::warn_dropped(std::uint64_t dropped) {
+    counters_.outbox_dropped += dropped;
+    unwarned_drops_ += dropped;
+    const auto now = std::chrono::steady_clock::now();
+    if (last_drop_warning_ != std::chrono::steady_clock::time_point{} &&
+        now - last_drop_warning_ < std::chrono::seconds(10)) {
+        return;
+    }
+    last_drop_warning_ = now;
+    std::cerr << "alerts: warning: the outbox " << outbox_key_ << " is over its cap of "
+              << options_.outbox_maxlen << " entries (ALERT_OUTBOX_MAXLEN): dropped the oldest "
+              << unwarned_drops_
+              << " notifications, which no gateway had acknowledged (is alertgw running? "
+                 "set ALERT_OUTBOX=0 if nothing reads the outbox)"
+              << std::endl;
+    unwarned_drops_ = 0;
 }
 
 }  // namespace alerts

@@ -35,9 +35,16 @@ struct redis_store_options {
     std::chrono::milliseconds timeout{2000};
     int max_attempts = 32;   // commits lost to other containers before giving up
     int log_length = 10000;  // entries the creations log keeps (approximately)
+    bool outbox = true;      // append the notifications to <prefix>outbox (ALERT_OUTBOX)
+    std::size_t outbox_maxlen = 1000000;   // the outbox's cap (ALERT_OUTBOX_MAXLEN)
+    std::size_t outbox_trim_above = 1000;  // trim acknowledged entries past this length
     /// Runs between the read and the commit of every attempt: lets the tests put another
     /// container's commit exactly there. Unset in the actions.
     std::function<void()> before_commit;
+    /// Runs after a commit's reply arrived, before it is used: a test that throws there sees
+    /// the activation fail as if the reply had been lost (the commit applied). Unset in the
+    /// actions.
+    std::function<void()> after_commit;
 };
 
 /// Counters for tests and the benchmark.
@@ -46,8 +53,10 @@ struct redis_store_counters {
     std::uint64_t commits = 0;
     std::uint64_t conflicts = 0;
     std::uint64_t failures = 0;
-    std::uint64_t skipped = 0;     // device reads saved: known to have no record
-    std::uint64_t log_resets = 0;  // times the creations log could not vouch for those
+    std::uint64_t skipped = 0;         // device reads saved: known to have no record
+    std::uint64_t log_resets = 0;      // times the creations log could not vouch for those
+    std::uint64_t outbox_entries = 0;  // notifications appended to the outbox
+    std::uint64_t outbox_dropped = 0;  // entries the commits dropped over the outbox's cap
 };
 
 class redis_store : public state_store {
@@ -97,6 +106,8 @@ private:
     void restore(alert_core& core, const batch_device& d, const redisReply* value);
     void remember_touched(const alert_core& core);
     bool commit_changes(const alert_core& core, batch_result& result);
+    void append_outbox_args(const alert_core& core, const batch_result& result);
+    void warn_dropped(std::uint64_t dropped);
 
     redis_store_options options_;
     redis_client client_;
@@ -105,6 +116,9 @@ private:
     std::string devices_key_;
     std::string log_key_;
     std::string log_length_;
+    std::string outbox_key_;
+    std::chrono::steady_clock::time_point last_drop_warning_{};
+    std::uint64_t unwarned_drops_ = 0;
     std::string script_sha_;               // of REDIS_COMMIT_SCRIPT, from SCRIPT LOAD
     std::uint64_t script_connection_ = 0;  // the connection it was loaded on
 

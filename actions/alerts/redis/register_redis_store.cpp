@@ -14,6 +14,8 @@ std::unique_ptr<alerts::state_store> make_redis_store(const alerts::service_env&
     o.prefix = env.redis_prefix;
     o.id_ttl = env.redis_id_ttl;
     o.timeout = std::chrono::milliseconds(env.redis_timeout_ms);
+    o.outbox = env.outbox;
+    o.outbox_maxlen = static_cast<std::size_t>(env.outbox_maxlen);
     return std::make_unique<alerts::redis_store>(std::move(o));
 }
 

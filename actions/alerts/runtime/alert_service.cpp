@@ -75,6 +75,8 @@ service_env read_environment() {
     if (env.redis_prefix.empty()) env.redis_prefix = "alerts:";
     env.redis_id_ttl = env_number("ALERT_REDIS_ID_TTL", 600, 1, 30 * 86400);
     env.redis_timeout_ms = env_number("ALERT_REDIS_TIMEOUT_MS", 2000, 1, 600000);
+    env.outbox = env_number("ALERT_OUTBOX", 1, 0, 1) == 1;
+    env.outbox_maxlen = env_number("ALERT_OUTBOX_MAXLEN", 1000000, 1000, 1000000000);
     if (!env.redis_url.empty()) {
         parse_redis_url(env.redis_url);  // throws for a malformed URL
         if (!env.state_dir.empty()) {

@@ -29,6 +29,8 @@ struct service_env {
     std::string redis_prefix;     // ALERT_REDIS_PREFIX (default "alerts:")
     int redis_id_ttl = 600;       // ALERT_REDIS_ID_TTL, seconds
     int redis_timeout_ms = 2000;  // ALERT_REDIS_TIMEOUT_MS
+    bool outbox = true;           // ALERT_OUTBOX (1, the default; 0: no outbox)
+    int outbox_maxlen = 1000000;  // ALERT_OUTBOX_MAXLEN
 };
 
 /// Reads the environment; throws std::invalid_argument for a value that cannot work.
