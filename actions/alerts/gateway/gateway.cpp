@@ -121,7 +121,7 @@ struct target_state {
     status st = status::pending;
     int attempts = 0;
     std::string error;
-    bool persisted = false;     // its final status is in the progress hash
+    bool persisted = false;      // its final status is in the progress hash
     bool dead_lettered = false;  // its dead-letter entry is written
 };
 
@@ -195,8 +195,9 @@ public:
           registry_(std::make_shared<prometheus::Registry>()) {
         multi_ = curl_multi_init();
         if (!multi_) throw std::runtime_error("cannot start libcurl");
-        curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS,
-                          static_cast<long>(o.concurrency) * static_cast<long>(1 + o.webhooks.size()));
+        curl_multi_setopt(
+            multi_, CURLMOPT_MAXCONNECTS,
+            static_cast<long>(o.concurrency) * static_cast<long>(1 + o.webhooks.size()));
         build_targets();
     }
     ~gateway() {
@@ -251,7 +252,8 @@ private:
     ms backoff(int attempts) const {
         double d = static_cast<double>(opt_.backoff_first.count());
         for (int i = 1; i < attempts; ++i) d *= 2;
-        return ms(static_cast<long long>(std::min(d, static_cast<double>(opt_.backoff_max.count()))));
+        return ms(
+            static_cast<long long>(std::min(d, static_cast<double>(opt_.backoff_max.count()))));
     }
 
     const options& opt_;
@@ -300,10 +302,11 @@ void gateway::build_targets() {
                      .Name("alertgw_dead_lettered_total")
                      .Help("Notifications a target gave up on, written to <prefix>deadletter")
                      .Register(*registry_);
-    auto& skipped = prometheus::BuildCounter()
-                        .Name("alertgw_skipped_total")
-                        .Help("Notifications with nothing to send to a target (e-mail: no recipients)")
-                        .Register(*registry_);
+    auto& skipped =
+        prometheus::BuildCounter()
+            .Name("alertgw_skipped_total")
+            .Help("Notifications with nothing to send to a target (e-mail: no recipients)")
+            .Register(*registry_);
     auto& delay =
         prometheus::BuildHistogram()
             .Name("alertgw_delivery_delay_seconds")
@@ -317,7 +320,7 @@ void gateway::build_targets() {
         t.url = url;
         t.name = email ? EMAIL : url;
         const prometheus::Labels l = {{"target", t.name}};
-        t.m = {&delivered.Add(l), &failed.Add(l), &retried.Add(l),
+        t.m = {&delivered.Add(l), &failed.Add(l),  &retried.Add(l),
                &dead.Add(l),      &skipped.Add(l), &delay.Add(l, bounds)};
         targets_.push_back(std::move(t));
     };
@@ -539,8 +542,7 @@ void gateway::start(entry& e, std::size_t ti) {
         curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(easy, CURLOPT_READFUNCTION, read_body);
         curl_easy_setopt(easy, CURLOPT_READDATA, tr.get());
-        curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE,
-                         static_cast<curl_off_t>(tr->body.size()));
+        curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(tr->body.size()));
     } else {
         tr->body = e.text;
         tr->headers = curl_slist_append(tr->headers, "Content-Type: application/json");
@@ -645,7 +647,8 @@ void gateway::settle(entry& e, std::size_t ti, status st, const std::string& err
         log_out(line);
     }
     mark(e);
-    if (!std::all_of(e.t.begin(), e.t.end(), [](const target_state& s) { return final_status(s.st); })) {
+    if (!std::all_of(e.t.begin(), e.t.end(),
+                     [](const target_state& s) { return final_status(s.st); })) {
         return;
     }
     if (e.delivered_to.empty()) return;
@@ -707,9 +710,8 @@ void gateway::flush() {
         auto it = entries_.find(id);
         if (it == entries_.end()) continue;
         entry& e = it->second;
-        const bool all_final = std::all_of(e.t.begin(), e.t.end(), [](const target_state& s) {
-            return final_status(s.st);
-        });
+        const bool all_final = std::all_of(
+            e.t.begin(), e.t.end(), [](const target_state& s) { return final_status(s.st); });
         const std::string hash = opt_.prefix + "gw:" + e.id;
         bool wrote_hash = false;
         for (std::size_t ti = 0; ti < targets_.size(); ++ti) {
@@ -776,8 +778,8 @@ void gateway::read_new(int block_ms) {
         redis_.append({"XREADGROUP", "GROUP", GROUP, opt_.consumer, "COUNT", count, "BLOCK", block,
                        "STREAMS", outbox_, ">"});
     } else {
-        redis_.append({"XREADGROUP", "GROUP", GROUP, opt_.consumer, "COUNT", count, "STREAMS",
-                       outbox_, ">"});
+        redis_.append(
+            {"XREADGROUP", "GROUP", GROUP, opt_.consumer, "COUNT", count, "STREAMS", outbox_, ">"});
     }
     redis_reply r = redis_.reply_or_error();
     if (r->type == REDIS_REPLY_ERROR) {
@@ -952,8 +954,8 @@ int gateway::run() {
                         if (!timers_.empty()) {
                             const auto until = std::chrono::duration_cast<ms>(
                                 timers_.begin()->first - clock::now());
-                            block = static_cast<int>(
-                                std::clamp<long long>(until.count(), 0, BLOCK_MS));
+                            block =
+                                static_cast<int>(std::clamp<long long>(until.count(), 0, BLOCK_MS));
                         }
                     }
                     if (idle && block == 0) {

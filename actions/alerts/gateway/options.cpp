@@ -30,7 +30,8 @@ double number(const std::string& flag, const std::string& v, double min, double 
 
 int integer(const std::string& flag, const std::string& v, int min, int max) {
     const double d = number(flag, v, min, max);
-    if (d != std::floor(d)) throw std::invalid_argument(flag + ": '" + v + "' is not a whole number");
+    if (d != std::floor(d))
+        throw std::invalid_argument(flag + ": '" + v + "' is not a whole number");
     return static_cast<int>(d);
 }
 
@@ -39,7 +40,8 @@ std::chrono::milliseconds seconds(const std::string& flag, const std::string& v,
     return std::chrono::milliseconds(std::llround(number(flag, v, min, max) * 1000));
 }
 
-void check_url(const std::string& flag, const std::string& v, std::initializer_list<const char*> schemes) {
+void check_url(const std::string& flag, const std::string& v,
+               std::initializer_list<const char*> schemes) {
     for (const char* s : schemes) {
         if (v.rfind(s, 0) == 0 && v.size() > std::string(s).size()) return;
     }
@@ -154,7 +156,8 @@ options parse_options(int argc, char** argv, bool& help) {
     }
     if (o.consumer.empty()) {
         char host[256] = {};
-        if (::gethostname(host, sizeof host - 1) != 0 || !*host) std::snprintf(host, sizeof host, "host");
+        if (::gethostname(host, sizeof host - 1) != 0 || !*host)
+            std::snprintf(host, sizeof host, "host");
         o.consumer = std::string(host) + "-" + std::to_string(::getpid());
     }
     return o;
