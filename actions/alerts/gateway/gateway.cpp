@@ -177,6 +177,11 @@ std::size_t read_body(char* buf, std::size_t size, std::size_t n, void* p) {
     return len;
 }
 
+double number_or(const json& n, const char* key, double fallback) {
+    const auto it = n.find(key);
+    return it != n.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
 bool plain_address(const std::string& a) {
     if (a.empty() || a.size() > 320 || a.find('@') == std::string::npos) return false;
     for (unsigned char c : a) {
@@ -653,11 +658,18 @@ void gateway::settle(entry& e, std::size_t ti, status st, const std::string& err
     }
     if (e.delivered_to.empty()) return;
     // Every target is final and at least one has it: the seed's line, at the publisher.
+    // alertDelay as the actions define it (from when the notification was due: eventTs for
+    // motion, eventTs + hold for a state), carried on to this moment: the action's value
+    // (publishTs − due) plus the time since publishTs.
     const double now = wall_seconds();
-    const double event_ts = e.n.value("eventTs", 0.0);
-    const double alert_delay = now - event_ts;
+    const double event_ts = number_or(e.n, "eventTs", 0.0);
+    const double publish_ts = number_or(e.n, "publishTs", event_ts);
+    const double alert_delay =
+        number_or(e.n, "alertDelay", publish_ts - event_ts) + now - publish_ts;
     std::string line;
-    const std::string type = e.n.value("notifType", std::string());
+    const std::string type = e.n.contains("notifType") && e.n["notifType"].is_string()
+                                 ? e.n["notifType"].get<std::string>()
+                                 : std::string();
     const std::string account = e.n.contains("account") && e.n["account"].is_string()
                                     ? e.n["account"].get<std::string>()
                                     : std::string();
@@ -676,7 +688,7 @@ void gateway::settle(entry& e, std::size_t ti, status st, const std::string& err
         kv(line, "level", e.n["level"].get<std::string>());
     }
     kv(line, "eventTs", fixed3(event_ts));
-    kv(line, "publishTs", fixed3(e.n.value("publishTs", 0.0)));
+    kv(line, "publishTs", fixed3(publish_ts));
     std::string rcpt;
     for (const std::string& r : e.recipients) rcpt += (rcpt.empty() ? "" : ",") + r;
     kv(line, "recipients", rcpt);
