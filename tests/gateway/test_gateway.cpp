@@ -103,7 +103,8 @@ struct mail {
 // Everything the test sets up: Redis, the two receivers, and helpers to run gateways.
 class rig {
 public:
-    rig() : redis_(false, tracked_spawn(), tracked_kill), dir_("alertgw-test") {
+    explicit rig(bool aof = false)
+        : redis_(aof, tracked_spawn(), tracked_kill), dir_("alertgw-test") {
         fs::create_directories(dir_.path() / "mail");
         smtp_port_ = support::pick_free_port();
         hook_port_ = support::pick_free_port();
@@ -646,4 +647,30 @@ TEST_CASE("SIGTERM finishes the deliveries in flight, acks only what was deliver
     CHECK(r.hook_keys().size() == 10);
     CHECK(r.mail_keys().size() == 10);
     CHECK(exited_zero(again.stop()));
+}
+
+TEST_CASE("Redis killed and restarted from its AOF mid-stream: nothing lost, nothing twice") {
+    rig r(true);  // append-only file, fsync always
+    r.start_smtp();
+    r.start_hook();
+    child gw = r.gateway("gw1", {}, true);
+    auto sent = r.add("a", 50);
+    REQUIRE(support::wait_until([&] { return r.hook_keys().size() >= 50; }, 10s));
+    REQUIRE(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
+    r.redis().stop();                    // SIGKILL: a crash
+    std::this_thread::sleep_for(700ms);  // the gateway sees Redis gone
+    r.redis().start();
+    auto more = r.add("b", 50);
+    sent.insert(more.begin(), more.end());
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.hook_keys().size() >= 100; }, 15s),
+                    gw.err());
+    CHECK(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
+    std::this_thread::sleep_for(300ms);
+    CHECK(r.hook_keys().size() == 100);
+    CHECK(r.mail_keys().size() == 100);
+    CHECK(distinct(r.hook_keys()) == keys_of(sent));
+    CHECK(distinct(r.mail_keys()) == keys_of(sent));
+    CHECK(metric(r.metrics(), "alertgw_redis_errors_total") >= 1);
+    CHECK(exited_zero(gw.stop()));
+    CHECK(gw.err().find("event=redisError") != std::string::npos);
 }

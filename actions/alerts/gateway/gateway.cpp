@@ -274,6 +274,10 @@ private:
     std::multimap<clock::time_point, std::pair<std::string, std::size_t>> timers_;
     std::vector<std::string> dirty_;
     std::vector<std::string> to_ack_;  // entries with nothing to deliver (deleted, poison)
+    struct unreadable {
+        std::string id, key, error, text;
+    };
+    std::vector<unreadable> unreadable_;  // to the dead-letter stream, then acknowledged
     bool stopping_ = false;
     clock::time_point redis_retry_at_{};
     clock::time_point last_redis_log_{};
@@ -419,10 +423,9 @@ void gateway::take(const redisReply* list, bool claimed) {
             kv(line, "dedupKey", e.key);
             kv(line, "error", problem);
             log_out(line);
-            redis_.append({"XADD", deadletter_, "*", "entry", id, "key", e.key, "target", "all",
-                           "error", problem, "attempts", "0", "n", e.text});
-            redis_.reply();
-            to_ack_.push_back(id);
+            // Written by the next flush, before its XACK (no I/O here: a failure in the middle
+            // of a reply's entries would leave some held and never scheduled).
+            unreadable_.push_back({id, e.key, problem, e.text});
             continue;
         }
         if (const auto it = e.n.find("recipients"); it != e.n.end() && it->is_array()) {
@@ -441,7 +444,15 @@ void gateway::take(const redisReply* list, bool claimed) {
         entries_.emplace(id, std::move(e));
     }
     // A claimed entry may have progress (a target that already has it is not sent again).
-    if (!need_progress.empty()) load_progress(need_progress);
+    // Redis failing here: the claimed entries are let go (still pending: claimed again later).
+    if (!need_progress.empty()) {
+        try {
+            load_progress(need_progress);
+        } catch (...) {
+            for (const std::string& id : need_progress) entries_.erase(id);
+            throw;
+        }
+    }
     for (const std::string& id : added) {
         if (auto it = entries_.find(id); it != entries_.end()) schedule(it->second);
     }
@@ -715,7 +726,7 @@ void gateway::settle(entry& e, std::size_t ti, status st, const std::string& err
 // One round trip: dead letters and progress of what changed, XACK (and DEL of the progress
 // hash) of what is complete.
 void gateway::flush() {
-    if (dirty_.empty() && to_ack_.empty()) return;
+    if (dirty_.empty() && to_ack_.empty() && unreadable_.empty()) return;
     std::size_t queued = 0;
     std::vector<std::string> complete;
     for (const std::string& id : dirty_) {
@@ -756,6 +767,12 @@ void gateway::flush() {
             complete.push_back(e.id);
         }
     }
+    for (const unreadable& u : unreadable_) {
+        redis_.append({"XADD", deadletter_, "*", "entry", u.id, "key", u.key, "target", "all",
+                       "error", u.error, "attempts", "0", "n", u.text});
+        redis_.append({"XACK", outbox_, GROUP, u.id});
+        queued += 2;
+    }
     for (const std::string& id : to_ack_) {
         redis_.append({"XACK", outbox_, GROUP, id});
         ++queued;
@@ -774,7 +791,8 @@ void gateway::flush() {
             }
         }
     }
-    acked_->Increment(static_cast<double>(complete.size() + to_ack_.size()));
+    acked_->Increment(static_cast<double>(complete.size() + to_ack_.size() + unreadable_.size()));
+    unreadable_.clear();
     for (const std::string& id : complete) entries_.erase(id);
     dirty_.clear();
     to_ack_.clear();
@@ -989,7 +1007,7 @@ int gateway::run() {
     }
     // Everything in flight has ended: write what it came to. Redis gone now leaves the
     // entries pending (another gateway, or this one restarted, delivers them).
-    for (int i = 0; i < 30 && (!dirty_.empty() || !to_ack_.empty()); ++i) {
+    for (int i = 0; i < 30 && (!dirty_.empty() || !to_ack_.empty() || !unreadable_.empty()); ++i) {
         try {
             flush();
         } catch (const redis_error& e) {
