@@ -773,3 +773,43 @@ TEST_CASE("a generated stream through 2 proxies sharing Redis and 2 gateways: ev
     CHECK(exited_zero(a.stop()));
     CHECK(exited_zero(b.stop()));
 }
+
+TEST_CASE("the alertDelay line: from due to delivered, with systemAlert only over the threshold") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    const double now = static_cast<double>(support::epoch_millis()) / 1000.0;
+    json fresh = rig::notification("fresh", 1);
+    fresh["eventTs"] = now - 302.5;  // an Offline due 2.5 s ago (hold 300 s), decided now
+    fresh["publishTs"] = now;
+    fresh["alertDelay"] = 2.5;
+    json old = rig::notification("old", 3);
+    old["eventTs"] = now - 200;  // a motion alert decided 199 s late, delivered now
+    old["publishTs"] = now - 1;
+    old["alertDelay"] = 199.0;
+    r.add_raw("fresh", fresh.dump());
+    r.add_raw("old", old.dump());
+    child gw = r.gateway("gw1", {"--alert-delay-threshold", "100"});
+    REQUIRE(support::wait_until([&] { return r.hook_keys().size() >= 2; }, 10s));
+    CHECK(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
+    CHECK(exited_zero(gw.stop()));
+    std::map<std::string, double> delay;
+    std::vector<std::string> warnings;
+    for (const std::string& l : lines_of(gw.out())) {
+        const auto key = l.find(" dedupKey=");
+        const auto d = l.find(" alertDelay=");
+        if (key == std::string::npos || d == std::string::npos) continue;
+        const std::string k = l.substr(key + 10, l.find(' ', key + 10) - key - 10);
+        if (l.rfind("notifType=", 0) == 0) delay[k] = std::stod(l.substr(d + 12));
+        if (l.find("systemAlert=alertDelayOverThreshold") != std::string::npos) {
+            warnings.push_back(k);
+            CHECK(l.find(" threshold=100.000") != std::string::npos);
+        }
+    }
+    REQUIRE(delay.size() == 2);
+    CHECK(delay["fresh"] >= 2.5);
+    CHECK(delay["fresh"] < 12.5);
+    CHECK(delay["old"] >= 200.0);
+    CHECK(delay["old"] < 210.0);
+    CHECK(warnings == std::vector<std::string>{"old"});
+}
