@@ -813,3 +813,22 @@ TEST_CASE("the alertDelay line: from due to delivered, with systemAlert only ove
     CHECK(delay["old"] < 210.0);
     CHECK(warnings == std::vector<std::string>{"old"});
 }
+
+TEST_CASE("the e-mail's text: a readable subject, no header injected by a field, UTF-8 encoded") {
+    json n = rig::notification("k-1", 1);  // an Offline
+    n["name"] = "Porte d'entrée\r\nBcc: spy@example.com";
+    const std::string text =
+        alerts::gateway::email_text(n, "k-1\r\nX-Evil: 1", "gw@example.com", 1764460900.0);
+    const std::string head = text.substr(0, text.find("\r\n\r\n") + 2);
+    CHECK(head.find("\r\nBcc:") == std::string::npos);
+    CHECK(head.find("\r\nX-Evil:") == std::string::npos);
+    CHECK(head.find("Subject: =?UTF-8?B?") != std::string::npos);  // é: an RFC 2047 word
+    CHECK(head.find("X-Alert-Dedup-Key: k-1  X-Evil: 1\r\n") != std::string::npos);
+    CHECK(head.find("Date: Sun, 30 Nov 2025 00:01:40 +0000\r\n") != std::string::npos);
+    CHECK(head.find("To: ops@example.com, guard@example.com\r\n") != std::string::npos);
+    json motion = rig::notification("k-3", 3);
+    CHECK(alerts::gateway::subject(motion) == "Camera 3: motion in gate (high)");
+    motion.erase("name");
+    CHECK(alerts::gateway::subject(motion) == "camera cam3: motion in gate (high)");
+    CHECK(alerts::gateway::utc_text(1764460800.125) == "2025-11-30 00:00:00.125 UTC");
+}
