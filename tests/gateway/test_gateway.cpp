@@ -832,3 +832,17 @@ TEST_CASE("the e-mail's text: a readable subject, no header injected by a field,
     CHECK(alerts::gateway::subject(motion) == "camera cam3: motion in gate (high)");
     CHECK(alerts::gateway::utc_text(1764460800.125) == "2025-11-30 00:00:00.125 UTC");
 }
+
+TEST_CASE("SIGTERM with Redis gone: alertgw still exits 0 within seconds") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    r.add("g", 3);
+    child gw = r.gateway("gw1");
+    REQUIRE(support::wait_until([&] { return r.hook_keys().size() >= 3; }, 10s));
+    r.redis().stop();
+    std::this_thread::sleep_for(300ms);
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK(exited_zero(gw.stop(20s)));
+    CHECK(std::chrono::steady_clock::now() - t0 < 6s);
+}

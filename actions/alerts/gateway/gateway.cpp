@@ -1007,7 +1007,10 @@ int gateway::run() {
     }
     // Everything in flight has ended: write what it came to. Redis gone now leaves the
     // entries pending (another gateway, or this one restarted, delivers them).
-    for (int i = 0; i < 30 && (!dirty_.empty() || !to_ack_.empty() || !unreadable_.empty()); ++i) {
+    // At most a few seconds: a Redis that does not answer must not hold the exit for long.
+    const auto give_up = clock::now() + std::chrono::seconds(3);
+    while ((!dirty_.empty() || !to_ack_.empty() || !unreadable_.empty()) &&
+           clock::now() < give_up) {
         try {
             flush();
         } catch (const redis_error& e) {
