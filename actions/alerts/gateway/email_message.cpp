@@ -1,0 +1,186 @@
+// email_message.cpp — see email_message.hpp.
+#include "email_message.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+
+namespace alerts::gateway {
+
+namespace {
+
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h) {
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+// A header value on one line: control characters (CR, LF, tabs) become spaces, so that no
+// field of a notification can add a header.
+std::string one_line(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+    return out;
+}
+
+std::string base64(std::string_view s) {
+    static const char* const A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    std::size_t i = 0;
+    for (; i + 2 < s.size(); i += 3) {
+        const unsigned v = (static_cast<unsigned char>(s[i]) << 16) |
+                           (static_cast<unsigned char>(s[i + 1]) << 8) |
+                           static_cast<unsigned char>(s[i + 2]);
+        out += A[(v >> 18) & 63];
+        out += A[(v >> 12) & 63];
+        out += A[(v >> 6) & 63];
+        out += A[v & 63];
+    }
+    if (i < s.size()) {
+        unsigned v = static_cast<unsigned char>(s[i]) << 16;
+        if (i + 1 < s.size()) v |= static_cast<unsigned char>(s[i + 1]) << 8;
+        out += A[(v >> 18) & 63];
+        out += A[(v >> 12) & 63];
+        out += i + 1 < s.size() ? A[(v >> 6) & 63] : '=';
+        out += '=';
+    }
+    return out;
+}
+
+// A header value as it goes on the wire: ASCII as is, anything else as one RFC 2047 word.
+std::string header_value(std::string_view s) {
+    std::string flat = one_line(s);
+    for (unsigned char c : flat) {
+        if (c >= 0x80) return "=?UTF-8?B?" + base64(flat) + "?=";
+    }
+    return flat;
+}
+
+std::string str(const nlohmann::json& n, const char* key) {
+    const auto it = n.find(key);
+    if (it == n.end()) return {};
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_null()) return {};
+    return it->dump();
+}
+
+double num(const nlohmann::json& n, const char* key) {
+    const auto it = n.find(key);
+    return it != n.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+std::string camera(const nlohmann::json& n) {
+    const std::string name = str(n, "name");
+    const std::string device = str(n, "device");
+    return name.empty() ? "camera " + device : name;
+}
+
+std::string what_happened(const nlohmann::json& n) {
+    const std::string type = str(n, "notifType");
+    if (type == "Offline") return "offline";
+    if (type == "InternetOffline") return "internet connection lost";
+    if (type == "Online") return "back online";
+    if (type == "Alert") {
+        std::string s = "motion";
+        const std::string region = str(n, "region");
+        if (!region.empty()) s += " in " + region;
+        const std::string level = str(n, "level");
+        if (!level.empty()) s += " (" + level + ")";
+        return s;
+    }
+    return type.empty() ? "notification" : type;
+}
+
+std::string rfc5322_date(double now) {
+    const std::time_t t = static_cast<std::time_t>(now);
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S +0000", &tm);
+    return buf;
+}
+
+}  // namespace
+
+std::string message_id(std::string_view dedup_key) {
+    char buf[80];
+    std::snprintf(buf, sizeof buf, "<alert.%016llx%016llx@alertgw>",
+                  static_cast<unsigned long long>(fnv1a(dedup_key, 14695981039346656037ULL)),
+                  static_cast<unsigned long long>(fnv1a(dedup_key, 0x9e3779b97f4a7c15ULL)));
+    return buf;
+}
+
+std::string utc_text(double seconds) {
+    const double whole = std::floor(seconds);
+    const std::time_t t = static_cast<std::time_t>(whole);
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+    std::string out = buf;
+    const int ms = static_cast<int>(std::lround((seconds - whole) * 1000));
+    if (ms > 0 && ms < 1000) {
+        std::snprintf(buf, sizeof buf, ".%03d", ms);
+        out += buf;
+    }
+    return out + " UTC";
+}
+
+std::string subject(const nlohmann::json& n) { return camera(n) + ": " + what_happened(n); }
+
+std::string email_text(const nlohmann::json& n, std::string_view dedup_key, std::string_view from,
+                       double now) {
+    std::string to;
+    if (const auto it = n.find("recipients"); it != n.end() && it->is_array()) {
+        for (const auto& r : *it) {
+            if (!r.is_string()) continue;
+            if (!to.empty()) to += ", ";
+            to += one_line(r.get<std::string>());
+        }
+    }
+    const std::string type = str(n, "notifType");
+    const double event_ts = num(n, "eventTs");
+    std::string body;
+    body += camera(n) + ": " + what_happened(n) + "\r\n\r\n";
+    if (type == "Offline") {
+        body += "The camera stopped reporting at " + utc_text(event_ts) + ".\r\n";
+    } else if (type == "InternetOffline") {
+        body += "The camera's site lost its internet connection at " + utc_text(event_ts) + ".\r\n";
+    } else if (type == "Online") {
+        body += "The camera is reporting again since " + utc_text(event_ts) + ".\r\n";
+    } else if (type == "Alert") {
+        body += "Motion was detected at " + utc_text(event_ts) + ".\r\n";
+    } else {
+        body += "Event time: " + utc_text(event_ts) + ".\r\n";
+    }
+    body += "\r\n";
+    body += "Camera:  " + one_line(camera(n)) + "\r\n";
+    body += "Device:  " + one_line(str(n, "device")) + "\r\n";
+    body += "Account: " + one_line(str(n, "account")) + "\r\n";
+    if (!str(n, "region").empty()) body += "Region:  " + one_line(str(n, "region")) + "\r\n";
+    if (!str(n, "level").empty()) body += "Level:   " + one_line(str(n, "level")) + "\r\n";
+    body += "Event:   " + utc_text(event_ts) + "\r\n";
+    body += "Decided: " + utc_text(num(n, "publishTs")) + "\r\n";
+    body += "\r\n-- \r\nalertgw (notification " + one_line(dedup_key) + ")\r\n";
+
+    std::string m;
+    m += "From: " + one_line(from) + "\r\n";
+    m += "To: " + (to.empty() ? std::string("undisclosed-recipients:;") : to) + "\r\n";
+    m += "Subject: " + header_value(subject(n)) + "\r\n";
+    m += "Date: " + rfc5322_date(now) + "\r\n";
+    m += "Message-ID: " + message_id(dedup_key) + "\r\n";
+    m += "X-Alert-Dedup-Key: " + one_line(dedup_key) + "\r\n";
+    m += "MIME-Version: 1.0\r\n";
+    m += "Content-Type: text/plain; charset=utf-8\r\n";
+    m += "Content-Transfer-Encoding: 8bit\r\n";
+    m += "\r\n";
+    // SMTP's end of data is a line holding one dot: libcurl dot-stuffs the body itself.
+    m += body;
+    return m;
+}
+
+}  // namespace alerts::gateway
