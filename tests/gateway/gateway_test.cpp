@@ -706,7 +706,8 @@ json run_batch(const support::proxy_process& proxy, const std::string& value) {
 }  // namespace
 
 TEST_CASE("a generated stream through 2 proxies sharing Redis and 2 gateways: every notification "
-          "of a memory-only process is e-mailed and posted once, by its dedupKey") {
+          "of a memory-only process is e-mailed and posted once, by its dedupKey, though some "
+          "containers die mid-activation") {
     support::temp_dir work("alertgw-stream");
     const std::string gen =
         (fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "alerts" / "alertgen").string();
@@ -756,7 +757,25 @@ TEST_CASE("a generated stream through 2 proxies sharing Redis and 2 gateways: ev
     auto p1 = start_monitor(env);
     auto p2 = start_monitor(env);
     std::size_t i = 0;
-    for (const std::string& batch : batches) run_batch(*(i++ % 2 ? p1 : p2), batch);
+    std::size_t killed = 0;
+    for (const std::string& batch : batches) {
+        if (i % 9 == 4) {
+            // A container that dies mid-activation: its proxy and action are killed 0-40 ms
+            // after the batch was sent, its answer never read (the commit may have happened or
+            // not); then the invoker's retry sends the batch to another container.
+            auto victim = start_monitor(env);
+            const std::string body = "{\"value\":" + batch + "}";
+            std::thread sender([&victim, &body] { (void)victim->run_raw(body, 10s); });
+            std::this_thread::sleep_for(std::chrono::milliseconds(i * 7 % 41));
+            for (const pid_t pid : support::descendant_pids(victim->pid())) ::kill(pid, SIGKILL);
+            ::kill(victim->pid(), SIGKILL);
+            sender.join();
+            victim.reset();
+            ++killed;
+        }
+        run_batch(*(i++ % 2 ? p1 : p2), batch);
+    }
+    REQUIRE(killed > 5);
 
     REQUIRE_MESSAGE(support::wait_until(
                         [&] {
