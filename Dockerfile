@@ -2,9 +2,11 @@
 #
 #   docker build -t actionloop/actionloop-cpp .        (or: tests/image/run, with buildah)
 #   docker run -i actionloop/actionloop-cpp -compile main < hello.cpp > hello.zip
+#   docker build --target run -t actionloop/actionloop-cpp:run .   (prebuilt actions only)
 #
-# Dockerfile.dedicated builds on this image: one action compiled into it at build time
-# (--build-arg ACTION=hello.cpp), served in single-entrypoint (Knative) mode.
+# Dockerfile.dedicated builds on both: one action compiled by this image at build time
+# (--build-arg ACTION=hello.cpp) into the run-only image, served in single-entrypoint
+# (Knative) mode.
 #
 # EXECUTION_ENV is the image's name: OW_EXECUTION_ENV, which the proxy requires every action's
 # bin/exec.env to hold; `compile` and actionloop_add_action write it. Build with
@@ -31,12 +33,47 @@ RUN apt-get update \
 COPY . .
 # The shipped zips hold the exec.env the proxy checks (actionloop_add_action writes it, as
 # `compile` does for sources), and the installed SDK's default is the image's name too.
+# The install's precompiled headers are dropped: the runtime stage makes its own with its g++
+# (copied and then remade, they were 164 MB of the image twice).
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DACTIONLOOP_BUILD_TESTS=OFF \
       -DACTIONLOOP_WARNINGS_AS_ERRORS=ON -DACTIONLOOP_EXEC_ENV="$EXECUTION_ENV" \
  && cmake --build /build -j"$JOBS" \
- && DESTDIR=/out cmake --install /build --prefix /usr/local
+ && DESTDIR=/out cmake --install /build --prefix /usr/local \
+ && rm -rf /out/usr/local/lib/actionloop/pch /out/usr/local/lib/actionloop/pch-O*
 
-# --- runtime: the proxy, compile and what compile needs at /init ---------------------------
+# --- slimroot: the run-only image's filesystem (image/slim-rootfs) --------------------------
+# Debian's runtime packages of the proxy (no -dev, no compiler), jq, tzdata and netbase
+# (/etc/services, /etc/protocols); image/slim-rootfs
+# copies out of this system the proxy, the shell tools, and the shared libraries they load.
+FROM debian:bookworm-slim AS slimroot
+# First, for the build stage's reason: no step shared with the runtime stage.
+LABEL actionloop-cpp.stage=slimroot
+ARG EXECUTION_ENV
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libspdlog1.10 libfmt9 libarchive13 libprometheus-cpp-core1.0 jq tzdata netbase \
+ && rm -rf /var/lib/apt/lists/*
+COPY image/ /tmp/image/
+COPY --from=build /out/usr/local /staging/usr/local
+RUN /tmp/image/slim-rootfs /rootfs "$EXECUTION_ENV"
+
+# --- run: the runtime for prebuilt actions only (`--target run`) ---------------------------
+# No compiler: /init takes zips made by `proxy -compile` in the full image (below), shell
+# actions and other prebuilt executables; a source gets an error naming the full image (from
+# its OW_COMPILER, image/compile-unavailable; OW_LOG_INIT_ERROR is unset so that the answer
+# says it). Dockerfile.dedicated's final stage is FROM this image.
+FROM scratch AS run
+ARG EXECUTION_ENV
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    OW_COMPILER=/bin/compile \
+    OW_WAIT_FOR_ACK=1 \
+    OW_EXECUTION_ENV=${EXECUTION_ENV}
+WORKDIR /action
+EXPOSE 8080
+ENTRYPOINT ["/bin/proxy"]
+COPY --from=slimroot /rootfs/ /
+
+# --- runtime (the default target): the proxy, compile and what compile needs at /init -----
 FROM debian:bookworm-slim
 ARG EXECUTION_ENV
 ENV OW_COMPILER=/bin/compile \
@@ -48,8 +85,13 @@ EXPOSE 8080
 ENTRYPOINT ["/bin/proxy"]
 # g++ (with libstdc++-12-dev and binutils: readelf, ld.gold) and nlohmann-json3-dev: compile;
 # libspdlog1.10, libfmt9, libarchive13, libprometheus-cpp-core1.0: the proxy (which serves
-# HTTP with Boost.Beast, header-only); jq: shell actions.
-RUN apt-get update \
+# HTTP with Boost.Beast, header-only); jq: shell actions. dpkg leaves out what compile never
+# runs: lto-dump (a tool, 30 MB), cc1 (the C compiler: compile builds C++ sources with
+# cc1plus; 32 MB) and gprofng (a profiler).
+RUN printf '%s\n' 'path-exclude=/usr/bin/*lto-dump*' 'path-exclude=/usr/lib/gcc/*/*/cc1' \
+      'path-exclude=/usr/bin/*gprofng*' 'path-exclude=/usr/lib/*/gprofng/*' \
+      'path-exclude=/usr/lib/*/libgprofng.so*' > /etc/dpkg/dpkg.cfg.d/actionloop-runtime \
+ && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ libstdc++-12-dev binutils nlohmann-json3-dev \
       libspdlog1.10 libfmt9 libarchive13 libprometheus-cpp-core1.0 \
