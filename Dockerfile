@@ -27,7 +27,7 @@ WORKDIR /src
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config binutils \
-      nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev \
+      nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev libcurl4-openssl-dev \
       libboost-dev prometheus-cpp-dev zip \
  && rm -rf /var/lib/apt/lists/*
 COPY . .
@@ -85,7 +85,8 @@ EXPOSE 8080
 ENTRYPOINT ["/bin/proxy"]
 # g++ (with libstdc++-12-dev and binutils: readelf, ld.gold) and nlohmann-json3-dev: compile;
 # libspdlog1.10, libfmt9, libarchive13, libprometheus-cpp-core1.0: the proxy (which serves
-# HTTP with Boost.Beast, header-only); jq: shell actions. dpkg leaves out what compile never
+# HTTP with Boost.Beast, header-only); jq: shell actions; libcurl4 and ca-certificates: alertgw,
+# the alert gateway (its SMTP and webhooks, TLS included; hiredis is linked in statically). dpkg leaves out what compile never
 # runs: lto-dump (a tool, 30 MB), cc1 (the C compiler: compile builds C++ sources with
 # cc1plus; 32 MB) and gprofng (a profiler).
 RUN printf '%s\n' 'path-exclude=/usr/bin/*lto-dump*' 'path-exclude=/usr/lib/gcc/*/*/cc1' \
@@ -95,7 +96,7 @@ RUN printf '%s\n' 'path-exclude=/usr/bin/*lto-dump*' 'path-exclude=/usr/lib/gcc/
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ libstdc++-12-dev binutils nlohmann-json3-dev \
       libspdlog1.10 libfmt9 libarchive13 libprometheus-cpp-core1.0 \
-      jq \
+      jq libcurl4 ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt/* /var/log/dpkg.log
 COPY --from=build /out/usr/local /usr/local
 # /bin/proxy and /bin/compile are links: compile finds include/ and lib/ from its real path.
