@@ -162,8 +162,8 @@ const recipient_list& alert_core::recipients_for(std::uint32_t device,
     const device_config* cfg = device_cfg(device);
     if (cfg && !cfg->recipients.empty()) return cfg->recipients;
     const std::int32_t acfg = accounts_[slots_[device].account].cfg;
-    static const recipient_list none;
-    return acfg < 0 ? none : config_->accounts[static_cast<std::size_t>(acfg)].recipients;
+    static const recipient_list NO_RECIPIENTS;
+    return acfg < 0 ? NO_RECIPIENTS : config_->accounts[static_cast<std::size_t>(acfg)].recipients;
 }
 
 void alert_core::emit(notification n, std::string_view event_id) {
