@@ -173,7 +173,7 @@ void handler::run_action(const std::shared_ptr<call>& c) {
         finish(*c, std::move(*refused));
         return;
     }
-    run_step(host_, std::move(body), [this, c](answer run) {
+    run_step(host_, std::move(body), [this, c](const answer& run) {
         if (run.status != OK) {
             finish(*c, classic_response(run.status, run.body));
             return;

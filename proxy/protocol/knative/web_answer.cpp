@@ -161,7 +161,8 @@ std::string with_utf8_charset(const std::string& content_type) {
         parameters[lower(trim(part.substr(0, eq)))] = trim(part.substr(eq + 1));
     }
     parameters["charset"] = "utf-8";
-    for (const auto& [name, value] : parameters) type += "; " + name + "=" + value;
+    for (const auto& [name, value] : parameters)
+        type.append("; ").append(name).append("=").append(value);
     return type;
 }
 
