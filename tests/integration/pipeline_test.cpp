@@ -127,7 +127,7 @@ TEST_CASE("pipeline: big and small requests mixed, more than the pipe holds, all
     check_log_segments(proxy, 24);
 }
 
-TEST_CASE("pipeline: a crash fails only the activation being served; the queued ones are sent "
+TEST_CASE("pipeline: a crash fails only the activation being served, the queued ones are sent "
           "again to the restarted process") {
     proxy_process proxy(cpp_runtime());
     init_action(proxy);
@@ -149,7 +149,7 @@ TEST_CASE("pipeline: a crash fails only the activation being served; the queued 
     CHECK(proxy.children().size() == 1);
 }
 
-TEST_CASE("pipeline: a missed deadline stops the process; the queued runs are answered") {
+TEST_CASE("pipeline: a missed deadline stops the process, the queued runs are answered") {
     proxy_process proxy(cpp_runtime());
     init_action(proxy);
     const std::string deadline = std::to_string(epoch_millis() + 300);
