@@ -133,6 +133,13 @@ std::string proxy_process::stdout_text() const { return read_file(root_.path() /
 
 std::string proxy_process::stderr_text() const { return read_file(root_.path() / "proxy.stderr"); }
 
+proxy_options with_env(env_map env, std::vector<std::string> args) {
+    proxy_options options;
+    options.env = std::move(env);
+    options.args = std::move(args);
+    return options;
+}
+
 proxy_options cpp_runtime(env_map extra) {
     proxy_options options;
     options.env = std::move(extra);
@@ -185,6 +192,10 @@ int proxy_process::stop() {
 
 std::vector<pid_t> proxy_process::children() const {
     return pid_ > 0 ? child_pids(pid_) : std::vector<pid_t>{};
+}
+
+void init_with(const proxy_process& proxy, const std::string& script) {
+    REQUIRE(proxy.init(fixture_text(script)).status == 200);
 }
 
 }  // namespace support

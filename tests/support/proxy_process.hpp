@@ -46,6 +46,9 @@ struct proxy_options {
     std::chrono::milliseconds start_timeout = std::chrono::seconds(15);
 };
 
+/// A proxy started with `env` (on top of PATH) and `args` (after `-port N`).
+proxy_options with_env(env_map env, std::vector<std::string> args = {});
+
 /// The C++ runtime as the image runs it: the real `compile` as OW_COMPILER and the ack
 /// (so the launcher accepts pipelining), plus `extra`.
 proxy_options cpp_runtime(env_map extra = {});
@@ -114,5 +117,8 @@ private:
     bool running_ = false;
     int status_ = 0;
 };
+
+/// Initializes `proxy` with the fixture `script` (tests/fixtures) and requires a 200.
+void init_with(const proxy_process& proxy, const std::string& script);
 
 }  // namespace support

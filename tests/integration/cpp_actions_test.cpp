@@ -45,7 +45,7 @@ TEST_CASE("cpp: an entry point that is not called main") {
     CHECK_REPLY(proxy.run(json{{"name", "Demo"}}), 200, "{\"hello\":\"Demo\"}\n");
 }
 
-TEST_CASE("cpp: an exception is an application error; the process and its globals live on") {
+TEST_CASE("cpp: an exception is an application error, the process and its globals live on") {
     proxy_process proxy(cpp_runtime());
     CHECK_REPLY(proxy.init(cpp_source("stateful.cpp")), 200, OK_BODY);
     CHECK_REPLY(proxy.run(json::object()), 200, "{\"count\":1}\n");

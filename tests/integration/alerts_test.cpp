@@ -150,7 +150,7 @@ TEST_CASE("alerts: monitor.zip sends alerts and state notifications, with stats 
     CHECK(count_occurrences(streams.out, "notifType=") == 4);
 }
 
-TEST_CASE("alerts: a value that is not JSON, or no config, is an error answer; the action lives") {
+TEST_CASE("alerts: a value that is not JSON, or no config, is an error answer, the action lives") {
     proxy_process proxy(alerts_runtime());
     CHECK_REPLY(proxy.init(action_zip("monitor")), 200, OK_BODY);
     const std::vector<pid_t> before = proxy.children();

@@ -126,7 +126,7 @@ TEST_CASE("metrics: each counter moves by exactly what a known sequence of activ
     CHECK(m.proxy.get("/metrics").body.empty());
 }
 
-TEST_CASE("metrics: in-flight and queue depth while the action hangs; scrapes stay prompt") {
+TEST_CASE("metrics: in-flight and queue depth while the action hangs, scrapes stay prompt") {
     metered_proxy m;
     CHECK_REPLY(m.proxy.init(SCRIPT), 200, OK_BODY);
     auto hung = std::async(std::launch::async, [&] {
@@ -159,7 +159,7 @@ TEST_CASE("metrics: the metrics port answers only GET or HEAD /metrics") {
                    "# TYPE actionloop_activations_total counter"));
 }
 
-TEST_CASE("metrics: off unless a port is set; a bad or busy port is a clear startup error") {
+TEST_CASE("metrics: off unless a port is set, a bad or busy port is a clear startup error") {
     proxy_process plain;
     CHECK(plain.get("/health").status == 200);  // serving, and nothing else listens
     temp_dir cwd;

@@ -32,18 +32,10 @@ void check_cut(const http_reply& reply) {
 
 const char* const SHUTTING_DOWN = "The action container is shutting down.";
 
-proxy_options options_of(env_map env, std::vector<std::string> args) {
-    proxy_options options;
-    options.env = std::move(env);
-    options.args = std::move(args);
-    return options;
-}
-
 // A proxy running gate.sh, and a FIFO that holds its gated activations until open_gate().
 struct gated_action {
     explicit gated_action(env_map env = {}, std::vector<std::string> args = {})
-        : proxy(options_of(std::move(env), std::move(args))),
-          gate((proxy.root() / "gate").string()) {
+        : proxy(with_env(std::move(env), std::move(args))), gate((proxy.root() / "gate").string()) {
         REQUIRE(::mkfifo(gate.c_str(), 0600) == 0);
         CHECK_REPLY(proxy.init(fixture_text("gate.sh")), 200, OK_BODY);
     }
@@ -91,7 +83,7 @@ void check_health(const proxy_process& proxy, int status) {
 
 // A proxy with /metrics on `metrics_port`, plus `env`.
 proxy_options metered(int metrics_port, env_map env = {}) {
-    return options_of(std::move(env), {"-metrics-port", std::to_string(metrics_port)});
+    return with_env(std::move(env), {"-metrics-port", std::to_string(metrics_port)});
 }
 
 // Waits until the proxy has accepted `count` activations that are not answered yet.
@@ -119,7 +111,7 @@ TEST_CASE("shutdown: /health is 200 {\"ok\":true} while serving, whatever the ac
     check_cut(hung.get());
 }
 
-TEST_CASE("shutdown: SIGTERM lets an activation in flight finish; new ones get 503; exit 0") {
+TEST_CASE("shutdown: SIGTERM lets an activation in flight finish, new ones get 503, exit 0") {
     gated_action action;
     proxy_process& proxy = action.proxy;
     auto in_flight = action.start_gated_run();

@@ -83,7 +83,7 @@ TEST_CASE("knative: an unsupported __OW_RUNTIME_PLATFORM exits 9 without listeni
     }
 }
 
-TEST_CASE("knative: openwhisk is the classic mode; knative serves the action on / (and /health), "
+TEST_CASE("knative: openwhisk is the classic mode, knative serves the action on / (and /health), "
           "not /init or /run") {
     proxy_options openwhisk;
     openwhisk.env["__OW_RUNTIME_PLATFORM"] = "openwhisk";

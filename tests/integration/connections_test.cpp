@@ -1,5 +1,6 @@
 // Many connections at once, slow clients and clients that vanish: every request that is
-// still wanted gets its own answer, nobody waits behind a slow sender, and nothing leaks.
+// still wanted gets its own answer, nobody waits behind a slow sender, and nothing leaks. A
+// request body over OW_MAX_BODY_BYTES is refused with 413 however it is framed.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -19,11 +20,13 @@
 #include <vector>
 
 #include "expectations.hpp"
+#include "leak_checks.hpp"
 #include "proxy_process.hpp"
 #include "test_util.hpp"
 
 using namespace support;
 using namespace std::chrono;
+using nlohmann::json;
 
 namespace {
 
@@ -34,6 +37,16 @@ std::string run_request(const std::string& body, bool keep_alive = true) {
     return "POST /run HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
            std::string(keep_alive ? "" : "Connection: close\r\n") +
            "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+std::string limit_error(int limit) {
+    return "The request body exceeds the limit of " + std::to_string(limit) +
+           " bytes (OW_MAX_BODY_BYTES).";
+}
+
+std::string post_head(const std::string& path, const std::string& headers) {
+    return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+           "Content-Type: application/json\r\n" + headers + "\r\n";
 }
 
 std::string body_of(int i) { return "{\"value\":{\"i\":" + std::to_string(i) + "}}"; }
@@ -93,15 +106,6 @@ std::vector<http_reply> read_all(const std::vector<int>& fds, milliseconds timeo
         }
     }
     return replies;
-}
-
-size_t open_fds(pid_t pid) {
-    size_t n = 0;
-    for ([[maybe_unused]] const auto& entry :
-         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
-        ++n;
-    }
-    return n;
 }
 
 void raise_own_fd_limit() {
@@ -248,4 +252,22 @@ TEST_CASE("connections: malformed requests get 400 with a JSON body, and the pro
     }
     CHECK_REPLY(proxy.run_raw(body_of(3)), 200, body_of(3) + "\n");
     CHECK(proxy.running());
+}
+
+TEST_CASE(
+    "connections: a request body over the limit is 413 (Content-Length, chunked, 100-continue)") {
+    proxy_process proxy(with_env({{"OW_MAX_BODY_BYTES", "1000"}}));
+    init_with(proxy, "echo.sh");
+    const std::string body = json{{"value", {{"big", std::string(2000, 'b')}}}}.dump();
+    CHECK_ERROR_REPLY(proxy.run_raw(body, NO_HANG), 413, limit_error(1000));
+    CHECK_ERROR_REPLY(proxy.post("/init", body, NO_HANG), 413, limit_error(1000));
+    const std::string chunked_request =
+        post_head("/run", "Transfer-Encoding: chunked\r\n") + chunked(body, 256);
+    CHECK_ERROR_REPLY(proxy.raw(chunked_request, NO_HANG), 413, limit_error(1000));
+    const std::string expect = post_head(
+        "/run", "Expect: 100-continue\r\nContent-Length: " + std::to_string(body.size()) + "\r\n");
+    CHECK_ERROR_REPLY(raw_expect_continue(proxy.port(), expect, body, seconds(2), NO_HANG), 413,
+                      limit_error(1000));
+    const json small = {{"small", std::string(800, 's')}};
+    CHECK_REPLY(proxy.run(small, json::object(), NO_HANG), 200, small.dump() + "\n");
 }

@@ -1,6 +1,8 @@
-// /init against the real proxy: every row of the reference's A.3 table, the ack rows of B.4,
-// OW_EXECUTION_ENV, OW_LOG_INIT_ERROR, compile errors, -debug re-init and the numbered
-// action/N directories.
+// /init against the real proxy: every row of the reference's A.3 table (bodies that do not
+// unmarshal get upstream's Go texts), the ack rows of B.4 (and a script that never acks),
+// OW_EXECUTION_ENV, OW_LOG_INIT_ERROR (the action's last stderr lines), compile errors,
+// -debug re-init and the numbered action/N directories. (Compilers and disks that fail:
+// init_faults_test.cpp; archives: archives_test.cpp.)
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
@@ -24,13 +26,6 @@ const char* const MISSING_CODE = "Missing main/no code to execute.";
 const char* const REINIT = "Cannot initialize the action more than once.";
 // Plain text that is neither a script nor ELF: without a compiler it cannot be executed.
 const char* const NOT_EXECUTABLE = "this is source code, not a program\n";
-
-proxy_options with_env(env_map env, std::vector<std::string> args = {}) {
-    proxy_options options;
-    options.env = std::move(env);
-    options.args = std::move(args);
-    return options;
-}
 
 proxy_options fake_compiler(env_map env = {}) {
     env["OW_COMPILER"] = fixture_path("fake_compile.sh").string();
@@ -102,6 +97,20 @@ TEST_CASE("init: a body that does not unmarshal is 400 Error unmarshaling reques
     const http_reply not_object = proxy.post("/init", "{\"value\":\"x\"}");
     CHECK(not_object.status == 400);
     CHECK(json_of(not_object).value("error", "").rfind(prefix, 0) == 0);
+    CHECK_ERROR_REPLY(proxy.post("/init", "{not json"), 400,
+                      prefix + "invalid character 'n' looking for beginning of object key string");
+    CHECK_ERROR_REPLY(proxy.post("/init", "{\"value\" 1}"), 400,
+                      prefix + "invalid character '1' after object key");
+    CHECK_ERROR_REPLY(proxy.post("/init", "{\"value\":{} x"), 400,
+                      prefix + "invalid character 'x' after object key:value pair");
+    CHECK_ERROR_REPLY(proxy.post("/init", "[1 2]"), 400,
+                      prefix + "invalid character '2' after array element");
+    CHECK_ERROR_REPLY(proxy.post("/init", "{\"value\":"), 400,
+                      prefix + "unexpected end of JSON input");
+    // Valid JSON of the wrong shape: upstream's text names the Go type it decodes into.
+    CHECK_ERROR_REPLY(proxy.post("/init", "[1,2]"), 400,
+                      prefix + "json: cannot unmarshal array into Go value of type "
+                               "openwhisk.initBodyRequest");
     proxy.check_streams(0);
     CHECK_ERROR_REPLY(proxy.run(json::object()), 500, "no action defined yet");
 }
@@ -185,6 +194,14 @@ TEST_CASE("ack: the action sees __OW_WAIT_FOR_ACK") {
     CHECK(json_of(proxy.run(json::object())).value("__OW_WAIT_FOR_ACK", "") == "yes");
 }
 
+TEST_CASE("ack: a script that never acks is told that no ack arrived, and in how long") {
+    proxy_process proxy(with_env({{"OW_WAIT_FOR_ACK", "1"}, {"OW_ACK_TIMEOUT_MS", "300"}}));
+    CHECK_ERROR_REPLY(proxy.init(fixture_text("echo.sh")), 502,
+                      "cannot start action: The action did not initialize properly: no ack "
+                      "arrived on fd 3 in 300 ms (with OW_WAIT_FOR_ACK set, an action writes "
+                      "{\"ok\":true} and a newline to fd 3 when it is ready).");
+}
+
 TEST_CASE("log init error: a start failure logs the error and sentinels, body is generic") {
     proxy_process proxy(with_env({{"OW_WAIT_FOR_ACK", "1"}, {"OW_LOG_INIT_ERROR", "1"}}));
     CHECK_ERROR_REPLY(proxy.init(fixture_text("exits_now.sh")), 502,
@@ -205,6 +222,36 @@ TEST_CASE("log init error: a compile failure logs the compiler output, body is g
     CHECK(streams.out.empty());
     CHECK(streams.err == "error in stdout\nerror in stderr");
     CHECK(contains(proxy.stderr_text(), "error in stdout\nerror in stderr\n"));
+}
+
+// Issue 19 item 6: an action that fails to start is quoted in the /init answer (with
+// OW_LOG_INIT_ERROR, as the image runs): its last 20 stderr lines. Its stderr still reaches
+// the proxy's, whole and before the proxy's own lines and sentinels.
+TEST_CASE("log init error: with OW_LOG_INIT_ERROR, a failed start answers the action's last stderr "
+          "lines") {
+    proxy_process proxy(with_env({{"OW_WAIT_FOR_ACK", "1"}, {"OW_LOG_INIT_ERROR", "1"}}));
+    const http_reply reply = proxy.init(fixture_text("start_fails.sh"));
+    CHECK(reply.status == 502);
+    std::string tail;
+    for (int i = 7; i <= 24; ++i) tail += "starting, step " + std::to_string(i) + "\n";
+    tail += "cannot connect to redis://nowhere:6379: Name or service not known\nexiting";
+    CHECK(json_of(reply) ==
+          json{{"error",
+                "Cannot start action. Check logs for details. (Command exited abruptly during "
+                "initialization.) The action's last lines on stderr:\n" +
+                    tail}});
+    const std::string err = proxy.stderr_text();
+    CHECK(contains(err, "starting, step 1\nstarting, step 2\n"));
+    const std::string said = "Name or service not known\nexiting\nCommand exited abruptly";
+    CHECK(contains(err, said));  // the open line is ended before the proxy's own
+    CHECK(err.find(said) < err.find(SENTINEL));
+}
+
+TEST_CASE("log init error: without OW_LOG_INIT_ERROR, a failed start answers upstream's text") {
+    proxy_process proxy(with_env({{"OW_WAIT_FOR_ACK", "1"}}));
+    CHECK_ERROR_REPLY(proxy.init(fixture_text("start_fails.sh")), 502,
+                      "cannot start action: Command exited abruptly during initialization.");
+    CHECK(contains(proxy.stderr_text(), "Name or service not known\nexiting"));
 }
 
 TEST_CASE("compile: failures without OW_LOG_INIT_ERROR return the raw error, no sentinel") {
@@ -240,7 +287,7 @@ TEST_CASE("compile: OW_SAVE_JAR keeps a jar unexpanded for the compiler") {
     CHECK(read_file(proxy.cwd() / "action/1/src/exec.jar") == jar);
 }
 
-TEST_CASE("exec env: a mismatch is 502 and printed on stdout; a match starts") {
+TEST_CASE("exec env: a mismatch is 502 and printed on stdout, a match starts") {
     proxy_process proxy(with_env({{"OW_EXECUTION_ENV", "bad/env"}}));
     const std::string echo = fixture_text("echo.sh");
     const std::string wrong =
@@ -263,7 +310,16 @@ TEST_CASE("exec env: a missing exec.env is 502 with the open error") {
                       "no such file or directory");
 }
 
-TEST_CASE("dirs: each init attempt takes the next action/N; a failed start removes it") {
+TEST_CASE("exec env: an exec.env mismatch logs the expected and the actual value") {
+    proxy_process proxy(with_env({{"OW_EXECUTION_ENV", "want/env"}}));
+    const std::string zip = make_zip(
+        {file_entry("exec", fixture_text("echo.sh"), 0755), file_entry("exec.env", "have/env")});
+    CHECK(proxy.init(base64_encode(zip)).status == 502);
+    CHECK(contains(proxy.stderr_text(),
+                   "exec.env mismatch: expected 'want/env', the action's is 'have/env'"));
+}
+
+TEST_CASE("dirs: each init attempt takes the next action/N, a failed start removes it") {
     proxy_process proxy;
     REQUIRE(proxy.init(NOT_EXECUTABLE).status == 502);
     CHECK_FALSE(std::filesystem::exists(proxy.cwd() / "action/1"));
@@ -283,7 +339,7 @@ TEST_CASE("dirs: numbering continues after the highest existing directory") {
     CHECK(std::filesystem::is_regular_file(proxy.cwd() / "action/6/bin/exec"));
 }
 
-TEST_CASE("debug: -debug allows re-init; new code serves, a failed re-init keeps the old") {
+TEST_CASE("debug: -debug allows re-init, new code serves, a failed re-init keeps the old") {
     proxy_process proxy(with_env({}, {"-debug"}));
     REQUIRE(proxy.init(fixture_text("echo.sh")).status == 200);
     CHECK_REPLY(proxy.run(json{{"v", 1}}), 200, "{\"v\":1}\n");
