@@ -172,7 +172,7 @@ std::size_t discard(char*, std::size_t size, std::size_t n, void*) { return size
 std::size_t read_body(char* buf, std::size_t size, std::size_t n, void* p) {
     auto* t = static_cast<transfer*>(p);
     const std::size_t len = std::min(size * n, t->body.size() - t->offset);
-    std::memcpy(buf, t->body.data() + t->offset, len);
+    std::copy_n(t->body.data() + t->offset, len, buf);
     t->offset += len;
     return len;
 }

@@ -129,14 +129,14 @@ void alert_service::install_config_text(std::string_view text) {
 
 namespace {
 
-store_factory& redis_factory() {
+store_factory& redis_factory() noexcept {
     static store_factory make = nullptr;
     return make;
 }
 
 }  // namespace
 
-void register_redis_store(store_factory make) { redis_factory() = make; }
+void register_redis_store(store_factory make) noexcept { redis_factory() = make; }
 
 void alert_service::open_store() {
     if (store_) return;

@@ -41,7 +41,7 @@ service_env read_environment();
 /// monitor.cpp compiled by `compile` from core/ and runtime/ only, answers an error when
 /// ALERT_REDIS_URL is set.
 using store_factory = std::unique_ptr<state_store> (*)(const service_env& env);
-void register_redis_store(store_factory make);
+void register_redis_store(store_factory make) noexcept;
 
 class alert_service {
 public:
