@@ -52,7 +52,7 @@ TEST_CASE("the motion action ignores state ETags and the state action motion ETa
     CHECK(s.stats().pending == 1);
 }
 
-TEST_CASE("an unchanged config is not re-installed; a changed one re-binds devices") {
+TEST_CASE("an unchanged config is not re-installed, a changed one re-binds devices") {
     core_harness h;
     const alert_config* before = h.core.config();
     h.core.set_config(make_config());

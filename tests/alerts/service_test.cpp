@@ -90,7 +90,7 @@ TEST_CASE("without now the wall clock given to run_text() is the evaluation time
     CHECK(out["notifications"][0]["alertDelay"].get<double>() == doctest::Approx(2.5));
 }
 
-TEST_CASE("an unchanged bound config is parsed once; a changed one is installed") {
+TEST_CASE("an unchanged bound config is parsed once, a changed one is installed") {
     alert_service svc(action_kind::monitor, {});
     std::ostringstream log;
     run_activation(svc, value_with(json::array(), 1), 0, log);

@@ -481,7 +481,7 @@ TEST_CASE("alerts/redis: the state dir gives the same dedupKeys, across a restar
     CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
 }
 
-TEST_CASE("alerts/redis: ALERT_OUTBOX=0 writes no outbox; a bad value fails /init") {
+TEST_CASE("alerts/redis: ALERT_OUTBOX=0 writes no outbox, a bad value fails /init") {
     redis_server server(false, tracked_spawn(), tracked_kill);
     const fs::path config = fixture_path("alerts/config.json");
     json env = redis_env(server, config);

@@ -10,7 +10,7 @@
 using namespace actionloop;
 using namespace std::chrono;
 
-TEST_CASE("drain: activations are counted in and out; a ticket leaves once") {
+TEST_CASE("drain: activations are counted in and out, a ticket leaves once") {
     drain_state state;
     CHECK(state.enter());
     CHECK(state.enter());

@@ -45,7 +45,7 @@ TEST_CASE("env_map follows upstream's order and keeps values with '=' whole") {
     CHECK_FALSE(has(out, "OTHER=ignored"));
 }
 
-TEST_CASE("env_map persists across applies; init env may set PATH itself") {
+TEST_CASE("env_map persists across applies, init env may set PATH itself") {
     char* none[] = {nullptr};
     env_map env("v", "", "", none);
     env.apply(nlohmann::json{{"A", "1"}});
