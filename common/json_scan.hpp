@@ -23,18 +23,29 @@ inline size_t skip_space(std::string_view s, size_t i) {
     return i;
 }
 
-/// Index just past the string that starts at s[i] == '"', or npos. A quote preceded by an odd
-/// run of backslashes is escaped.
+/// Whether the quote at s[quote] is escaped: preceded by an odd run of backslashes (the run
+/// stops at the opening quote at the latest).
+inline bool is_escaped(const char* data, size_t quote) {
+    size_t run = quote;
+    while (data[run - 1] == '\\') --run;
+    return (quote - run) % 2 != 0;
+}
+
+/// Index just past the string that starts at s[i] == '"', or npos. Its first 16 bytes are
+/// looked at one by one (keys and short values end there, where a call to memchr costs more
+/// than it saves); a longer string is searched with memchr.
 inline size_t skip_string(std::string_view s, size_t i) {
     const char* data = s.data();
     size_t pos = i + 1;
+    const size_t near = s.size() - pos < 16 ? s.size() : pos + 16;
+    for (; pos < near; ++pos) {
+        if (data[pos] == '"' && !is_escaped(data, pos)) return pos + 1;
+    }
     while (pos < s.size()) {
         const void* hit = std::memchr(data + pos, '"', s.size() - pos);
         if (hit == nullptr) return npos;
         const size_t quote = static_cast<size_t>(static_cast<const char*>(hit) - data);
-        size_t run = quote;
-        while (data[run - 1] == '\\') --run;  // stops at the opening quote at the latest
-        if ((quote - run) % 2 == 0) return quote + 1;
+        if (!is_escaped(data, quote)) return quote + 1;
         pos = quote + 1;
     }
     return npos;

@@ -61,3 +61,16 @@ TEST_CASE("json scan: one member by name, the first one, without looking further
     CHECK(find_member(R"({"a":1, "b" 2})", "a") == std::optional<std::string_view>("1"));
     CHECK_FALSE(find_member(R"({"a":1, "b" 2})", "b").has_value());
 }
+
+TEST_CASE("json scan: strings end at their first unescaped quote, short or long") {
+    using actionloop::scan::skip_string;
+    // Within the first 16 bytes (looked at one by one) and past them (memchr).
+    CHECK(skip_string(R"("ab\"c" x)", 0) == 7);
+    CHECK(skip_string(R"("ab\\" x)", 0) == 6);
+    const std::string long_escaped = R"("0123456789abcdef\"ghij\\\"k\\" tail)";
+    CHECK(skip_string(long_escaped, 0) == long_escaped.find(" tail"));
+    const std::string long_plain = "\"" + std::string(100, 'x') + "\",";
+    CHECK(skip_string(long_plain, 0) == 102);
+    CHECK(skip_string("\"" + std::string(40, 'x'), 0) == actionloop::scan::npos);
+    CHECK(skip_string(R"("abc)", 0) == actionloop::scan::npos);
+}
