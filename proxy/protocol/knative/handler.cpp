@@ -78,9 +78,11 @@ void handler::handle(actionloop::request in, reply_fn reply) {
     } else if (!needs_init) {
         run_action(c);
     } else {
-        boost::asio::post(host_.workers(), [this, c] {
+        // The request (which holds the session) is moved along, never copied: its last
+        // reference goes on the loop's thread, where a session must end.
+        boost::asio::post(host_.workers(), [this, c = std::move(c)]() mutable {
             std::optional<answer> a = guarded([&] { return init_for(c->envelope); });
-            boost::asio::post(host_.loop(), [this, c, a = std::move(a)]() mutable {
+            boost::asio::post(host_.loop(), [this, c = std::move(c), a = std::move(a)]() mutable {
                 if (a) {
                     finish(*c, std::move(*a));
                 } else {
