@@ -88,13 +88,15 @@ case "$out" in
     *) echo "a wrong signature's build failed without naming the accepted ones:"; echo "$out"; exit 1 ;;
 esac
 
-# The proxy as the runtime image runs it: the Dockerfile's ENV (OW_EXECUTION_ENV is the image's
-# name, EXECUTION_ENV's default; OW_COMPILER is this prefix's compile), in a fresh directory.
+# The proxy as the runtime image runs it: the ENV of the Dockerfile's last stage, the default
+# target (OW_EXECUTION_ENV is the image's name, EXECUTION_ENV's default; OW_COMPILER is this
+# prefix's compile), in a fresh directory.
 read_image_env='
 import re, sys
 text = open(sys.argv[1]).read().replace("\\\n", " ")
 default = re.search(r"^ARG EXECUTION_ENV=(\S+)", text, re.M).group(1)
-env = re.search(r"^ENV (.*)$", text, re.M).group(1)
+last_stage = text[[m.start() for m in re.finditer(r"^FROM ", text, re.M)][-1]:]
+env = re.search(r"^ENV (.*)$", last_stage, re.M).group(1)
 for key, value in re.findall(r"(OW_[A-Z_]+)=(\S+)", env):
     value = value.replace("${EXECUTION_ENV}", default)
     print(key + "=" + (sys.argv[2] if key == "OW_COMPILER" else value))
