@@ -578,6 +578,21 @@ void gateway::start(entry& e, std::size_t ti) {
     transfers_.emplace(easy, std::move(tr));
 }
 
+// A retry or dead-letter line: which target, which entry, how many attempts, why.
+std::string delivery_event(std::string_view level, std::string_view event, std::string_view target,
+                           const entry& e, std::string_view attempts_key, int attempts,
+                           const std::string& error) {
+    std::string line;
+    kv(line, "level", level);
+    kv(line, "event", event);
+    kv(line, "target", target);
+    kv(line, "entry", e.id);
+    kv(line, "dedupKey", e.key);
+    kv(line, attempts_key, std::to_string(attempts));
+    kv(line, "error", error);
+    return line;
+}
+
 void gateway::finished(CURL* easy, CURLcode code) {
     auto node = transfers_.extract(easy);
     curl_multi_remove_handle(multi_, easy);
@@ -627,15 +642,7 @@ void gateway::finished(CURL* easy, CURLcode code) {
     t.m.retried->Increment();
     ts.st = status::waiting;
     ts.error = error;
-    std::string line;
-    kv(line, "level", "warning");
-    kv(line, "event", "retry");
-    kv(line, "target", t.name);
-    kv(line, "entry", e.id);
-    kv(line, "dedupKey", e.key);
-    kv(line, "attempt", std::to_string(ts.attempts));
-    kv(line, "error", error);
-    log_out(line);
+    log_out(delivery_event("warning", "retry", t.name, e, "attempt", ts.attempts, error));
     timers_.emplace(clock::now() + backoff(ts.attempts), std::make_pair(e.id, tr->target));
 }
 
@@ -652,15 +659,7 @@ void gateway::settle(entry& e, std::size_t ti, status st, const std::string& err
         t.m.skipped->Increment();
     } else if (st == status::dead) {
         t.m.dead->Increment();
-        std::string line;
-        kv(line, "level", "error");
-        kv(line, "event", "deadLetter");
-        kv(line, "target", t.name);
-        kv(line, "entry", e.id);
-        kv(line, "dedupKey", e.key);
-        kv(line, "attempts", std::to_string(ts.attempts));
-        kv(line, "error", error);
-        log_out(line);
+        log_out(delivery_event("error", "deadLetter", t.name, e, "attempts", ts.attempts, error));
     }
     mark(e);
     if (!std::all_of(e.t.begin(), e.t.end(),
