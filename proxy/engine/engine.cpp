@@ -25,7 +25,6 @@ constexpr size_t MAX_IOVECS = 512;      // pieces of one writev (2 per request)
 constexpr size_t READ_BUFFER = 65536;
 constexpr auto QUIET = 10ms;      // fd 3 is done with stale output after this much silence
 constexpr auto MAX_DISCARD = 1s;  // ... or after this long in all
-const char NEWLINE = '\n';
 
 // The request as one line: a body without newlines goes as is (moved, not copied).
 std::string request_line(std::string body) {
@@ -45,16 +44,16 @@ activation_engine::activation_engine(asio::io_context& loop, asio::thread_pool& 
       action_(std::move(action)),
       hooks_(std::move(events)),
       pipelined_(action_->pipelined()),
-      window_(pipelined_ ? action_->stdin_capacity() : std::numeric_limits<size_t>::max()),
-      max_depth_(pipelined_ ? PIPELINE_DEPTH : 1),
       // A request written to a pipelining action that died before reading it is sent again
       // (twice at most); for a window of one, the write failing ends the activation.
-      max_attempts_(pipelined_ ? 3 : 1),
+      queue_({pipelined_ ? action_->stdin_capacity() : std::numeric_limits<size_t>::max(),
+              pipelined_ ? PIPELINE_DEPTH : 1, pipelined_ ? 3 : 1}),
       stdin_(loop.get_executor()),
       output_(loop.get_executor()),
       exit_(loop.get_executor()),
       deadline_timer_(loop.get_executor()),
       quiet_timer_(loop.get_executor()),
+      answers_(action_->max_answer_bytes()),
       read_buffer_(READ_BUFFER) {}
 
 activation_engine::~activation_engine() {
@@ -72,7 +71,7 @@ void activation_engine::submit(std::string body, clock::time_point deadline, com
     next->deadline = deadline;
     next->submitted = clock::now();
     next->done = std::move(done);
-    waiting_.push_back(std::move(next));
+    queue_.push(std::move(next));
     // Written once the loop has run the handlers ready now: the requests that arrived together
     // go out in one writev, and wake the action once (it reads them in one read).
     if (flush_posted_) return;
@@ -83,14 +82,6 @@ void activation_engine::submit(std::string body, clock::time_point deadline, com
     });
 }
 
-activation_engine::clock::time_point activation_engine::oldest_submitted() const {
-    clock::time_point oldest = clock::time_point::max();
-    // Both queues are in arrival order (a request sent again goes back to the front).
-    if (!in_flight_.empty()) oldest = in_flight_.front()->submitted;
-    if (!waiting_.empty()) oldest = std::min(oldest, waiting_.front()->submitted);
-    return oldest;
-}
-
 void activation_engine::retire() {
     retired_ = true;
     stop_if_retired();
@@ -98,7 +89,7 @@ void activation_engine::retire() {
 
 // Once a retired engine has nothing left, its process goes (a re-init replaced it).
 void activation_engine::stop_if_retired() {
-    if (!retired_ || !waiting_.empty() || !in_flight_.empty()) return;
+    if (!retired_ || !queue_.idle()) return;
     if (phase_ == phase::restarting || phase_ == phase::stopped) return;  // restart_done sees it
     detach();
     action_->stop();
@@ -111,6 +102,7 @@ void activation_engine::attach() {
     ++generation_;
     output_eof_ = false;
     broken_ = false;
+    answers_.clear();  // fd 3 of a new process
     stdin_.assign(action_->stdin_fd());
     output_.assign(action_->output_fd());
     if (action_->exit_fd() >= 0) {
@@ -147,13 +139,8 @@ void activation_engine::detach() {
 // first when it is gone and nothing is in flight (then nobody is reading its pipes).
 void activation_engine::flush() {
     if (phase_ != phase::ready) return;
-    while (!waiting_.empty()) {
-        activation& next = *waiting_.front();
-        if (!in_flight_.empty() && (broken_ || in_flight_bytes_ + next.size() > window_ ||
-                                    in_flight_.size() >= max_depth_)) {
-            break;
-        }
-        if (in_flight_.empty()) {
+    while (queue_.next_fits(!broken_)) {
+        if (queue_.in_flight() == 0) {
             // The pidfd watch sets broken_ when the process exits (without a pidfd: ask).
             if (broken_ || (!exit_.is_open() && action_->exited())) {
                 action_->exited();  // collects its exit status, for the log line
@@ -166,11 +153,7 @@ void activation_engine::flush() {
             if (!pipelined_ && !drained_ && begin_discard()) return;  // end_discard() flushes
             drained_ = false;
         }
-        next.written = 0;
-        ++next.attempts;
-        in_flight_bytes_ += next.size();
-        in_flight_.push_back(std::move(waiting_.front()));
-        waiting_.pop_front();
+        queue_.admit_next();
     }
     write_pending();
     if (phase_ != phase::ready) return;
@@ -181,17 +164,9 @@ void activation_engine::flush() {
 // Writes what is admitted and not yet written, in one writev where it fits; waits for room
 // in stdin when it is full (a request bigger than the pipe, or a slow reader).
 void activation_engine::write_pending() {
-    while (!write_waiting_ && unwritten_from_ < in_flight_.size()) {
+    while (!write_waiting_ && !queue_.all_written()) {
         iovec parts[MAX_IOVECS];
-        size_t count = 0;
-        for (size_t i = unwritten_from_; i < in_flight_.size() && count + 2 <= MAX_IOVECS; ++i) {
-            activation& a = *in_flight_[i];
-            if (a.written < a.line.size()) {
-                parts[count++] = {const_cast<char*>(a.line.data()) + a.written,
-                                  a.line.size() - a.written};
-            }
-            parts[count++] = {const_cast<char*>(&NEWLINE), 1};
-        }
+        const size_t count = queue_.unwritten(parts, MAX_IOVECS);
         const ssize_t n = ::writev(action_->stdin_fd(), parts, static_cast<int>(count));
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == EAGAIN) {
@@ -209,14 +184,7 @@ void activation_engine::write_pending() {
             write_failed();
             return;
         }
-        size_t done = static_cast<size_t>(n);
-        while (done > 0) {
-            activation& a = *in_flight_[unwritten_from_];
-            const size_t step = std::min(done, a.size() - a.written);
-            a.written += step;
-            done -= step;
-            if (a.written == a.size()) ++unwritten_from_;
-        }
+        queue_.wrote(static_cast<size_t>(n));
     }
 }
 
@@ -225,32 +193,20 @@ void activation_engine::write_pending() {
 // Those fully written are still the reader's: it finds the process dead and fails the head.
 void activation_engine::write_failed() {
     broken_ = true;
-    std::vector<activation_ptr> unsent;
-    while (in_flight_.size() > unwritten_from_) {
-        in_flight_bytes_ -= in_flight_.back()->size();
-        unsent.push_back(std::move(in_flight_.back()));
-        in_flight_.pop_back();
-    }
-    std::vector<activation_ptr> given_up;
-    for (auto& a : unsent) {  // newest first: pushed to the front, they keep their order
-        if (a->attempts >= max_attempts_) {
-            given_up.push_back(std::move(a));
-        } else {
-            waiting_.push_front(std::move(a));
-        }
-    }
-    if (in_flight_.empty()) {  // nobody reads its pipes: stop it (the next flush restarts it)
+    std::vector<activation_ptr> given_up = queue_.take_unsent();
+    const bool nobody_reads = queue_.in_flight() == 0;
+    if (nobody_reads) {  // nobody reads its pipes: stop it (the next flush restarts it)
         detach();
         action_->stop();
     }
-    for (auto it = given_up.rbegin(); it != given_up.rend(); ++it) {
-        complete(std::move(*it), {executor::outcome::exited, {}, {}, {}}, true);
+    for (auto& a : given_up) {
+        complete(std::move(a), {executor::outcome::exited, {}, {}, {}}, true);
     }
-    if (in_flight_.empty()) flush();
+    if (nobody_reads) flush();
 }
 
 void activation_engine::arm_read() {
-    if (reading_ || in_flight_.empty() || phase_ != phase::ready) return;
+    if (reading_ || queue_.in_flight() == 0 || phase_ != phase::ready) return;
     read_output();
 }
 
@@ -280,32 +236,26 @@ void activation_engine::on_read(std::uint64_t token, const boost::system::error_
     // A window of one: fd 3 spoke while the head's request still sat unread in stdin: an
     // earlier activation's output, not this answer. Where one ends and the other begins
     // cannot be told from the bytes, so the request goes to a fresh process (it never ran).
-    if (!pipelined_ && n > 0 && !in_flight_.empty() && in_flight_.front()->fresh &&
+    if (!pipelined_ && n > 0 && queue_.head() != nullptr && queue_.head()->fresh &&
         action_->unread_request_bytes() > 0) {
-        in_flight_.front()->fresh = false;
-        in_flight_.front()->written = 0;
-        --in_flight_.front()->attempts;  // not a failed write: it was never read
-        in_flight_bytes_ = 0;
-        unwritten_from_ = 0;
-        waiting_.push_front(std::move(in_flight_.front()));
-        in_flight_.pop_front();
-        action_->answers().clear();
+        queue_.requeue_unread_head();
+        answers_.clear();
         begin_restart(
             "the action was still writing to fd 3 after its answer when the next request came "
             "(that request goes to the fresh process)",
             true);
         return;
     }
-    if (n > 0) action_->answers().append(read_buffer_.data(), n);
+    if (n > 0) answers_.append(read_buffer_.data(), n);
     take_answers();
 }
 
 // Hands out the complete lines buffered: to the head, in order. A pipelining action's lines
 // are each an answer; any other action gets exactly one answer, what followed it dropped.
 void activation_engine::take_answers() {
-    line_buffer& answers = action_->answers();
+    line_buffer& answers = answers_;
     while (answers.has_line() && !answers.overflowed()) {
-        if (in_flight_.empty()) {
+        if (queue_.in_flight() == 0) {
             answers.take_next_line(line_);
             spdlog::warn("discarded {} bytes of extra output on fd 3", line_.size());
             continue;
@@ -320,7 +270,7 @@ void activation_engine::take_answers() {
         line_.clear();
         if (phase_ != phase::ready) return;
     }
-    if (in_flight_.empty()) {
+    if (queue_.in_flight() == 0) {
         flush();
         return;
     }
@@ -339,7 +289,7 @@ void activation_engine::take_answers() {
 void activation_engine::on_exit(std::uint64_t generation, const boost::system::error_code& ec) {
     if (ec || generation != generation_) return;
     broken_ = true;
-    if (phase_ != phase::ready || in_flight_.empty()) {
+    if (phase_ != phase::ready || queue_.in_flight() == 0) {
         stop_if_retired();
         return;
     }
@@ -347,7 +297,7 @@ void activation_engine::on_exit(std::uint64_t generation, const boost::system::e
     reading_ = false;
     boost::system::error_code ignored;
     output_.cancel(ignored);
-    action_->read_available();
+    read_available();
     output_eof_ = true;  // its writers are gone (children holding fd 3 die with it)
     take_answers();
 }
@@ -355,7 +305,7 @@ void activation_engine::on_exit(std::uint64_t generation, const boost::system::e
 // The timer follows the head's deadline (a token per setting: a completion already queued
 // when the head changed does nothing).
 void activation_engine::arm_deadline() {
-    const activation* head = in_flight_.empty() ? nullptr : in_flight_.front().get();
+    const activation* head = queue_.head();
     if (head == deadline_of_) return;
     deadline_of_ = head;
     const std::uint64_t token = ++deadline_token_;
@@ -376,9 +326,8 @@ void activation_engine::arm_deadline() {
 // something, the action may still be writing it (more than a pipe holds, or slowly): fd 3 is
 // drained until it has been quiet for 10 ms (1 s at most) before the request goes out.
 bool activation_engine::begin_discard() {
-    line_buffer& answers = action_->answers();
-    discarded_ = answers.buffered() + action_->drain_output();
-    answers.clear();
+    discarded_ = answers_.buffered() + drain_output();
+    answers_.clear();
     if (discarded_ == 0) return false;
     phase_ = phase::discarding;
     discard_until_ = clock::now() + MAX_DISCARD;
@@ -408,7 +357,7 @@ void activation_engine::end_discard() {
     phase_ = phase::ready;
     spdlog::warn("discarded {} bytes of extra output on fd 3", discarded_);
     discarded_ = 0;
-    action_->answers().clear();
+    answers_.clear();
     drained_ = true;
     flush();
 }
@@ -446,9 +395,8 @@ void activation_engine::restart_done(bool started, const std::string& error, boo
         // Nothing of it is left running: its pipes stay off the loop until the next attempt.
         broken_ = true;
         spdlog::warn("cannot start the action again: {}", error);
-        if (!waiting_.empty()) {
-            activation_ptr first = std::move(waiting_.front());
-            waiting_.pop_front();
+        if (queue_.waiting() > 0) {
+            activation_ptr first = queue_.pop_waiting();
             if (stale) {
                 complete(std::move(first), {executor::outcome::exited, {}, {}, {}}, true);
             } else {
@@ -456,7 +404,7 @@ void activation_engine::restart_done(bool started, const std::string& error, boo
             }
         }
     }
-    if (waiting_.empty()) {
+    if (queue_.waiting() == 0) {
         stop_if_retired();
         return;
     }
@@ -465,10 +413,7 @@ void activation_engine::restart_done(bool started, const std::string& error, boo
 
 // The head leaves the window with `why`.
 void activation_engine::finish_head(executor::outcome why, std::string line) {
-    activation_ptr head = std::move(in_flight_.front());
-    in_flight_.pop_front();
-    if (unwritten_from_ > 0) --unwritten_from_;
-    in_flight_bytes_ -= head->size();
+    activation_ptr head = queue_.pop_head();
     // An answer before the whole request was read: the rest of it would reach the next
     // activation as garbage, so the process is not used again.
     if (why != executor::outcome::answered || head->written < head->size()) broken_ = true;
@@ -481,17 +426,9 @@ void activation_engine::fail_all(executor::outcome why) {
     detach();
     action_->stop();
     broken_ = true;  // the next flush starts it again
-    activation_ptr head = std::move(in_flight_.front());
-    in_flight_.pop_front();
-    while (!in_flight_.empty()) {
-        in_flight_.back()->written = 0;
-        waiting_.push_front(std::move(in_flight_.back()));
-        in_flight_.pop_back();
-    }
-    in_flight_bytes_ = 0;
-    unwritten_from_ = 0;
+    activation_ptr head = queue_.pop_head_requeue_rest();
     complete(std::move(head), {why, {}, {}, {}}, true);
-    if (waiting_.empty()) {
+    if (queue_.waiting() == 0) {
         stop_if_retired();
         return;
     }
@@ -506,7 +443,30 @@ void activation_engine::complete(activation_ptr done, activation_result result, 
     }
     if (ended && hooks_.ended) hooks_.ended(*this, result.outcome);
     done->done(std::move(result));
-    if (in_flight_.empty() && waiting_.empty()) stop_if_retired();
+    if (queue_.idle()) stop_if_retired();
+}
+
+// Reads what fd 3 holds right now into answers_, until it would block, ends, or the first
+// line passes the cap (the process has exited: its last words count).
+void activation_engine::read_available() {
+    for (;;) {
+        const ssize_t n = ::read(action_->output_fd(), read_buffer_.data(), read_buffer_.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;  // EAGAIN, EOF or an error
+        answers_.append(read_buffer_.data(), static_cast<size_t>(n));
+        if (answers_.overflowed()) return;
+    }
+}
+
+// Reads and drops what fd 3 holds right now; returns the byte count.
+size_t activation_engine::drain_output() {
+    size_t dropped = 0;
+    for (;;) {
+        const ssize_t n = ::read(action_->output_fd(), read_buffer_.data(), read_buffer_.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return dropped;
+        dropped += static_cast<size_t>(n);
+    }
 }
 
 }  // namespace actionloop

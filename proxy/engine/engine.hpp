@@ -1,5 +1,6 @@
 // engine/: the action process and the activations sent to it. This header is the folder's
 // public face; the parts behind it are
+//   activation_queue.hpp  the scheduling, pure: admission, the window, order, re-sends
 //   executor.hpp  one long-lived action process and its pipes (start, ack, restart)
 //   process.hpp   posix_spawn with an exact fd layout, process group, pidfd; reaper.hpp: orphans
 //   framing.hpp   the pure line handling (request framing, answer checks, the deadline field)
@@ -29,7 +30,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -40,6 +40,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include "engine/activation_queue.hpp"
 #include "engine/executor.hpp"
 
 namespace actionloop {
@@ -91,23 +92,12 @@ public:
     /// Forwards the action's stderr so far and ends its open line (executor.hpp).
     void end_stderr_line() const { action_->end_stderr_line(); }
     /// Activations waiting for their turn to be written (for metrics).
-    size_t waiting() const { return waiting_.size(); }
+    size_t waiting() const { return queue_.waiting(); }
     /// When the oldest activation not answered yet was submitted (written or waiting, or
     /// waiting for a restart); time_point::max() when there is none. For /health.
-    clock::time_point oldest_submitted() const;
+    clock::time_point oldest_submitted() const { return queue_.oldest_submitted(); }
 
 private:
-    struct activation {
-        std::string line;  // the request, newlines removed (the '\n' is written after it)
-        clock::time_point deadline;
-        clock::time_point submitted;
-        completion done;
-        size_t written = 0;  // bytes of line + '\n' written to the current process
-        int attempts = 0;    // writes begun to processes
-        bool fresh = true;   // no stale-output restart yet (window of one)
-        size_t size() const { return line.size() + 1; }
-    };
-    using activation_ptr = std::unique_ptr<activation>;
     enum class phase {
         ready,       // the pipes are on the loop
         discarding,  // a window of one: draining stale fd-3 output before the next write
@@ -124,6 +114,8 @@ private:
     void read_output();
     void on_read(std::uint64_t token, const boost::system::error_code& ec, size_t n);
     void take_answers();
+    void read_available();
+    size_t drain_output();
     void on_exit(std::uint64_t generation, const boost::system::error_code& ec);
     void arm_deadline();
     bool begin_discard();
@@ -141,9 +133,7 @@ private:
     std::unique_ptr<executor> action_;
     hooks hooks_;
     const bool pipelined_;
-    const size_t window_;     // the most unanswered request bytes written
-    const size_t max_depth_;  // the most unanswered requests written
-    const int max_attempts_;  // writes of one request to processes that die before reading it
+    activation_queue queue_;  // the activations, waiting and in the window
 
     // Bound to the loop's own executor type (not the type-erased default, which costs a copy
     // and a destruction of the executor per operation).
@@ -174,16 +164,13 @@ private:
     std::uint64_t deadline_token_ = 0;
     std::uint64_t quiet_token_ = 0;
 
-    std::deque<activation_ptr> waiting_;    // not written yet, in arrival order
-    std::deque<activation_ptr> in_flight_;  // written or being written, in order
-    size_t unwritten_from_ = 0;             // in_flight_[i >= this] are not fully written
-    size_t in_flight_bytes_ = 0;
-
     // Draining stale output (a window of one).
     size_t discarded_ = 0;
     bool drained_ = false;  // the drain before the next write is done
     clock::time_point discard_until_;
 
+    // fd 3's bytes: read here, cut into answers here (the executor reads only the ack).
+    line_buffer answers_;
     std::vector<char> read_buffer_;
     std::string line_;  // the answer being handed out (reused)
 };

@@ -79,7 +79,7 @@ void executor::start() {
     int capacity = ::fcntl(stdin_.get(), F_GETPIPE_SZ);
     stdin_capacity_ = capacity > 0 ? static_cast<size_t>(capacity) : 65536;
     set_nonblocking(fd3_.get());
-    answer_.clear();
+    ack_.clear();
     fd3_eof_ = false;
     pipelined_ = false;
     if (options_.wait_for_ack) {
@@ -135,36 +135,6 @@ size_t executor::unread_request_bytes() const {
                : 0;
 }
 
-size_t executor::drain_output() {
-    size_t dropped = 0;
-    char buf[65536];
-    for (;;) {
-        ssize_t n = ::read(fd3_.get(), buf, sizeof buf);
-        if (n > 0) {
-            dropped += static_cast<size_t>(n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n == 0) fd3_eof_ = true;
-        return dropped;
-    }
-}
-
-bool executor::read_available() {
-    char buf[65536];
-    for (;;) {
-        ssize_t n = ::read(fd3_.get(), buf, sizeof buf);
-        if (n > 0) {
-            answer_.append(buf, static_cast<size_t>(n));
-            if (answer_.overflowed()) return fd3_eof_;
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n == 0) fd3_eof_ = true;
-        return fd3_eof_;  // EAGAIN, EOF or error
-    }
-}
-
 // The ack: reads until one full line is buffered. Data already in the pipe wins over an exit.
 executor::outcome executor::read_line(clock::time_point deadline, std::string& line) {
     for (;;) {
@@ -172,11 +142,11 @@ executor::outcome executor::read_line(clock::time_point deadline, std::string& l
         short revents = wait_fd(fd3_.get(), POLLIN, child_.exit_fd(), poll_timeout(deadline), gone);
         if (revents == 0 && !gone) return outcome::deadline;
         if (fill_from_fd3()) {
-            size_t extra = answer_.take_line(line);
+            size_t extra = ack_.take_line(line);
             if (extra > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", extra);
             return outcome::answered;
         }
-        if (answer_.overflowed()) return outcome::too_large;
+        if (ack_.overflowed()) return outcome::too_large;
         if (gone || fd3_eof_) return outcome::exited;  // the caller stops what is left
     }
 }
@@ -187,8 +157,8 @@ bool executor::fill_from_fd3() {
     for (;;) {
         ssize_t n = ::read(fd3_.get(), buf, sizeof buf);
         if (n > 0) {
-            bool complete = answer_.append(buf, static_cast<size_t>(n));
-            if (answer_.overflowed()) return false;
+            bool complete = ack_.append(buf, static_cast<size_t>(n));
+            if (ack_.overflowed()) return false;
             if (complete) return true;
             continue;
         }

@@ -1,5 +1,6 @@
 // The executor: one long-lived action process and its pipes (docs/protocol.md, "The engine").
-// stdin carries one request line per activation, fd 3 brings back one answer line;
+// stdin carries one request line per activation, fd 3 brings back one answer line (read by
+// the executor only for the ack; the engine reads the answers);
 // stdout and stderr are the proxy's own, inherited, so action logs cost the proxy nothing.
 // Starting (spawn, the ack) blocks and runs on a worker; the activations themselves are
 // driven by the activation engine (engine.hpp) on the event loop, through the non-blocking
@@ -47,7 +48,7 @@ public:
     };
 
     explicit executor(executor_options options)
-        : options_(std::move(options)), answer_(options_.max_answer_bytes) {}
+        : options_(std::move(options)), ack_(options_.max_answer_bytes) {}
     ~executor() { child_.kill(); }  // before the stderr pipe forwards its last bytes
 
     /// Starts the process; waits for the ack, or 5 ms for an early exit. Throws start_error.
@@ -69,13 +70,8 @@ public:
     int output_fd() const { return fd3_.get(); }
     /// Readable once the process has exited (its pidfd).
     int exit_fd() const { return child_.exit_fd(); }
-    /// The fd-3 bytes read and not yet handed out as lines (what followed the ack first).
-    line_buffer& answers() { return answer_; }
-    /// Reads what fd 3 holds right now into answers(), until it would block, ends, or the
-    /// first line passes the cap; true when fd 3 has ended (EOF).
-    bool read_available();
-    /// Reads and drops what fd 3 holds right now; returns the byte count.
-    size_t drain_output();
+    /// The cap on one answer line (OW_MAX_ANSWER_BYTES).
+    size_t max_answer_bytes() const { return options_.max_answer_bytes; }
     /// Bytes of the last request the action has not read from its stdin yet (FIONREAD).
     size_t unread_request_bytes() const;
 
@@ -102,7 +98,7 @@ private:
     child_process child_;
     unique_fd stdin_;
     unique_fd fd3_;
-    line_buffer answer_;
+    line_buffer ack_;  // fd 3 during the start: the ack (what follows it is dropped)
     bool fd3_eof_ = false;
     bool pipelined_ = false;
     size_t stdin_capacity_ = 65536;
