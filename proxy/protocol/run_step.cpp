@@ -32,14 +32,17 @@ clock::time_point deadline_of(const settings& config, const std::string& body) {
 }
 
 // One activation's outcome as the /run answer.
-answer answer_of(const settings& config, activation_result result, bool bounded_by_setting) {
+answer answer_of(const settings& config, activation_result result, bool bounded_by_setting,
+                 answer_check check) {
     if (result.no_action) return error_answer(INTERNAL_ERROR, "no action defined yet");
     if (!result.start_failure.empty()) {
         return error_answer(BAD_GATEWAY, "cannot start action: " + result.start_failure);
     }
     switch (result.outcome) {
         case executor::outcome::answered: {
-            if (!is_object_or_array(result.line)) return error_answer(BAD_GATEWAY, NOT_OBJECT);
+            if (check == answer_check::here && !is_object_or_array(result.line)) {
+                return not_object_answer();
+            }
             answer ok;
             ok.body = std::move(result.line);
             return ok;
@@ -70,12 +73,14 @@ answer answer_of(const settings& config, activation_result result, bool bounded_
                                                  std::to_string(config.max_answer_bytes) +
                                                  " bytes.");
     }
-    return error_answer(BAD_GATEWAY, NOT_OBJECT);
+    return not_object_answer();
 }
 
 }  // namespace
 
-void run_step(action_host& host, std::string body, reply_fn done) {
+answer not_object_answer() { return error_answer(BAD_GATEWAY, NOT_OBJECT); }
+
+void run_step(action_host& host, std::string body, reply_fn done, answer_check check) {
     const settings& config = host.config();
     const auto given = deadline_of(config, body);
     // No deadline in the request (Knative, a plain HTTP client): OW_RUN_TIMEOUT_MS bounds it.
@@ -83,10 +88,11 @@ void run_step(action_host& host, std::string body, reply_fn done) {
     const auto deadline = bounded_by_setting
                               ? clock::now() + std::chrono::milliseconds(config.run_timeout_ms)
                               : given;
-    host.run(std::move(body), deadline,
-             [&config, bounded_by_setting, done = std::move(done)](activation_result result) {
-                 done(answer_of(config, std::move(result), bounded_by_setting));
-             });
+    host.run(
+        std::move(body), deadline,
+        [&config, bounded_by_setting, check, done = std::move(done)](activation_result result) {
+            done(answer_of(config, std::move(result), bounded_by_setting, check));
+        });
 }
 
 }  // namespace actionloop

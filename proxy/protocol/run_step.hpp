@@ -10,7 +10,17 @@
 
 namespace actionloop {
 
+/// Who checks that an answer line is one JSON object or array.
+enum class answer_check {
+    here,       // run_step: a line that is not gets not_object_answer()
+    by_caller,  // the caller parses the line anyway (single-entrypoint mode): no second pass
+};
+
 /// On the loop: runs `body` and gives its answer to `done`, on the loop.
-void run_step(action_host& host, std::string body, reply_fn done);
+void run_step(action_host& host, std::string body, reply_fn done,
+              answer_check check = answer_check::here);
+
+/// 502 "The action did not return a dictionary or array." (upstream's text).
+answer not_object_answer();
 
 }  // namespace actionloop

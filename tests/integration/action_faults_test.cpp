@@ -26,7 +26,6 @@ using steady = std::chrono::steady_clock;
 namespace {
 
 const char* const EXITED = "command exited";
-const char* const NOT_OBJECT = "The action did not return a dictionary or array.";
 const char* const DEADLINE = "The action did not answer before its deadline and was stopped.";
 
 std::string fault_script(const std::string& name) { return fixture_text("faults/" + name); }

@@ -13,8 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-const char* const MISSING_CODE = "Missing main/no code to execute.";
-
 json result_of(const http_reply& reply) { return json_of(reply); }
 
 }  // namespace

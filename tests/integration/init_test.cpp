@@ -22,7 +22,6 @@ using nlohmann::json;
 
 namespace {
 
-const char* const MISSING_CODE = "Missing main/no code to execute.";
 const char* const REINIT = "Cannot initialize the action more than once.";
 // Plain text that is neither a script nor ELF: without a compiler it cannot be executed.
 const char* const NOT_EXECUTABLE = "this is source code, not a program\n";

@@ -18,8 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-const char* const NOT_A_DICTIONARY = "The action did not return a dictionary or array.";
-
 std::string request(const std::string& method, const std::string& path, const std::string& body,
                     const std::string& extra_headers = "") {
     return method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
@@ -54,7 +52,7 @@ TEST_CASE("run: a line that is not an object or array is 502, and the action liv
     for (const std::string line :
          {"\"a string\"", "42", "true", "", "{\"a\":1} xyz", "{\"a\":", "not json at all"}) {
         INFO("line: " << line);
-        CHECK_ERROR_REPLY(proxy.run(json{{"line", line}}), 502, NOT_A_DICTIONARY);
+        CHECK_ERROR_REPLY(proxy.run(json{{"line", line}}), 502, NOT_OBJECT);
     }
     CHECK_REPLY(proxy.run(json{{"line", "{\"alive\":true}"}}), 200, "{\"alive\":true}\n");
     proxy.check_streams(8);
@@ -89,7 +87,7 @@ TEST_CASE("run: the body is not validated (as upstream), the action gets it as a
     proxy_process proxy;
     init_with(proxy, "answer.sh");
     // jq fails on XXX and prints nothing on fd 3 but the empty line: 502, process alive.
-    CHECK_ERROR_REPLY(proxy.run_raw("XXX"), 502, NOT_A_DICTIONARY);
+    CHECK_ERROR_REPLY(proxy.run_raw("XXX"), 502, NOT_OBJECT);
     CHECK_REPLY(proxy.run(json{{"line", "{}"}}), 200, "{}\n");
 }
 

@@ -13,6 +13,10 @@ namespace support {
 /// The proxy's success body for /init.
 inline const std::string OK_BODY = "{\"ok\":true}\n";
 
+/// Upstream's error texts, which clients match (docs/protocol.md).
+inline const std::string MISSING_CODE = "Missing main/no code to execute.";
+inline const std::string NOT_OBJECT = "The action did not return a dictionary or array.";
+
 /// The proxy's error body: compact {"error":"<message>"} plus a newline.
 inline std::string error_body(const std::string& message) {
     return nlohmann::json{{"error", message}}.dump() + "\n";

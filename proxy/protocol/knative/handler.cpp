@@ -175,13 +175,17 @@ void handler::run_action(const std::shared_ptr<call>& c) {
         finish(*c, std::move(*refused));
         return;
     }
-    run_step(host_, std::move(body), [this, c](const answer& run) {
-        if (run.status != OK) {
-            finish(*c, classic_response(run.status, run.body));
-            return;
-        }
-        finish(*c, web_response(run.body, header_value(c->req, "Access-Control-Request-Headers")));
-    });
+    run_step(
+        host_, std::move(body),
+        [this, c](const answer& run) {
+            if (run.status != OK) {
+                finish(*c, classic_response(run.status, run.body));
+                return;
+            }
+            finish(*c,
+                   web_response(run.body, header_value(c->req, "Access-Control-Request-Headers")));
+        },
+        answer_check::by_caller);  // web_response parses the line: one pass, not two
 }
 
 }  // namespace actionloop::knative

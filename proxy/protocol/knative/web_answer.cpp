@@ -11,6 +11,7 @@
 #include "protocol/base64.hpp"
 #include "protocol/error_answer.hpp"
 #include "protocol/knative/text.hpp"
+#include "protocol/run_step.hpp"
 
 namespace actionloop::knative {
 namespace {
@@ -75,13 +76,12 @@ int status_of(const ordered_json& result) {
 }
 
 // R.body when present (null → ""), else R without statusCode and headers.
-ordered_json payload_of(const ordered_json& result) {
+ordered_json payload_of(ordered_json result) {
     auto body = result.find("body");
-    if (body != result.end()) return body->is_null() ? ordered_json("") : *body;
-    ordered_json rest = result;
-    rest.erase("statusCode");
-    rest.erase("headers");
-    return rest;
+    if (body != result.end()) return body->is_null() ? ordered_json("") : std::move(*body);
+    result.erase("statusCode");
+    result.erase("headers");
+    return result;
 }
 
 void add_cors(answer& r, const std::string& request_headers) {
@@ -100,15 +100,19 @@ void add_cors(answer& r, const std::string& request_headers) {
 }  // namespace
 
 answer web_response(const std::string& line, const std::string& request_headers) {
-    const ordered_json result = ordered_json::parse(line, nullptr, false);
+    // The one parse of the answer (run_step left the check to us: answer_check::by_caller).
+    ordered_json payload = ordered_json::parse(line, nullptr, false);
+    if (payload.is_discarded() || !payload.is_structured()) {
+        const answer refused = not_object_answer();
+        return classic_response(refused.status, refused.body);
+    }
     answer r;
     r.json = false;
-    ordered_json payload = result;
     std::string content_type;
-    if (result.is_object()) {
-        r.status = status_of(result);
-        add_action_headers(r, result, content_type);
-        payload = payload_of(result);
+    if (payload.is_object()) {
+        r.status = status_of(payload);
+        add_action_headers(r, payload, content_type);
+        payload = payload_of(std::move(payload));
     }
     const bool text = payload.is_string();
     const bool image = text && lower(trim(content_type)).rfind("image", 0) == 0;

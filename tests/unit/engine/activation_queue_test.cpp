@@ -33,7 +33,8 @@ std::string pending(const activation_queue& q, size_t max_pieces = 512) {
     std::vector<iovec> pieces(max_pieces);
     const size_t n = q.unwritten(pieces.data(), pieces.size());
     std::string out;
-    for (size_t i = 0; i < n; ++i) out.append(static_cast<const char*>(pieces[i].iov_base), pieces[i].iov_len);
+    for (size_t i = 0; i < n; ++i)
+        out.append(static_cast<const char*>(pieces[i].iov_base), pieces[i].iov_len);
     return out;
 }
 
@@ -58,10 +59,10 @@ TEST_CASE("activation_queue: a window of one admits the next request only once t
 
 TEST_CASE("activation_queue: the window is bounded in bytes and depth, in arrival order") {
     activation_queue q({10, 3, 3});
-    q.push(request("1234"));        // 5 bytes with its newline
-    q.push(request("123"));         // 4: 9 in all
-    q.push(request("12"));          // 3: 12 > 10, waits
-    q.push(request("1"));           // 2: would fit, but does not overtake
+    q.push(request("1234"));  // 5 bytes with its newline
+    q.push(request("123"));   // 4: 9 in all
+    q.push(request("12"));    // 3: 12 > 10, waits
+    q.push(request("1"));     // 2: would fit, but does not overtake
     CHECK(admit(q) == 2);
     CHECK(pending(q) == "1234\n123\n");
     q.wrote(9);
@@ -112,7 +113,8 @@ TEST_CASE("activation_queue: the head leaving mid-write keeps the write position
     CHECK(q.all_written());
 }
 
-TEST_CASE("activation_queue: requests the process never read go back in order, up to max_attempts") {
+TEST_CASE(
+    "activation_queue: requests the process never read go back in order, up to max_attempts") {
     activation_queue q({100, 10, 2});
     for (const char* line : {"a", "b", "c"}) q.push(request(line));
     admit(q);
@@ -146,7 +148,8 @@ TEST_CASE("activation_queue: a failed head sends the ones behind it again, in or
     CHECK(pending(q) == "b\nc\nd\n");
 }
 
-TEST_CASE("activation_queue: a request never read by a stale process is not counted as an attempt") {
+TEST_CASE(
+    "activation_queue: a request never read by a stale process is not counted as an attempt") {
     activation_queue q({SIZE_MAX, 1, 1});
     q.push(request("a"));
     admit(q);

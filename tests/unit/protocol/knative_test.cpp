@@ -236,6 +236,14 @@ TEST_CASE("knative: a result becomes the HTTP response") {
     CHECK(r.body == "{}");
     r = web_response("[1,2]", "");
     CHECK(r.body == "[1,2]");
+    // The one parse of the answer also refuses what is not an object or array (run_step
+    // leaves the check to single-entrypoint mode), with /run's status and text.
+    for (const char* not_container : {"42\n", "\"text\"\n", "{\"a\":\n", "nonsense\n"}) {
+        CAPTURE(not_container);
+        r = web_response(not_container, "");
+        CHECK(r.status == 502);
+        CHECK(r.body == R"({"error":"The action did not return a dictionary or array."})");
+    }
     r = web_response(R"({"body":""})", "");
     CHECK(r.status == 204);
     CHECK(r.bodyless);
