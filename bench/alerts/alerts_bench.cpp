@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "../../common/json_scan.hpp"
 #include "bench_report.hpp"
 #include "core/batch_text.hpp"
 #include "core/result_json.hpp"
 #include "generator/stream_generator.hpp"
 #include "runtime/file_store.hpp"
+#include <actionloop/detail/json_scan.hpp>
 
 using namespace alerts;
 using namespace alerts::bench;

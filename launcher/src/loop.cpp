@@ -13,8 +13,8 @@
 
 #include "activation.hpp"
 #include "answer_writer.hpp"
-#include "json_scan.hpp"
 #include "line_reader.hpp"
+#include <actionloop/detail/json_scan.hpp>
 
 namespace actionloop {
 namespace {

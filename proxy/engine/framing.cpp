@@ -3,123 +3,22 @@
 
 #include <cstring>
 
+#include <actionloop/detail/json_scan.hpp>
 #include <nlohmann/json.hpp>
 
-#include "json_scan.hpp"
-
 namespace actionloop {
-namespace {
-
 using scan::skip_space;
 
-constexpr size_t NOT_PLAIN = std::string_view::npos;
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-// Index past a number at s[i] without exponent and of at most 30 characters (so surely finite
-// as a double: nlohmann refuses a number that overflows), or NOT_PLAIN.
-size_t skip_plain_number(std::string_view s, size_t i) {
-    const size_t start = i;
-    if (i < s.size() && s[i] == '-') ++i;
-    if (i >= s.size()) return NOT_PLAIN;
-    if (s[i] == '0') {
-        ++i;
-    } else if (s[i] >= '1' && s[i] <= '9') {
-        while (i < s.size() && is_digit(s[i])) ++i;
-    } else {
-        return NOT_PLAIN;
-    }
-    if (i < s.size() && s[i] == '.') {
-        const size_t digits = ++i;
-        while (i < s.size() && is_digit(s[i])) ++i;
-        if (i == digits) return NOT_PLAIN;
-    }
-    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) return NOT_PLAIN;
-    return i - start <= 30 ? i : NOT_PLAIN;
-}
-
-// Index past a string at s[i] == '"' of printable ASCII without escapes, or NOT_PLAIN.
-size_t skip_plain_string(std::string_view s, size_t i) {
-    for (++i; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c == '"') return i + 1;
-        if (c == '\\' || c < 0x20 || c >= 0x7f) return NOT_PLAIN;
-    }
-    return NOT_PLAIN;
-}
-
-}  // namespace
-
 bool is_plain_json_container(std::string_view s) {
-    enum class expect { value, value_or_close, key, key_or_close, colon, next };
-    constexpr int MAX_DEPTH = 64;
-    char open[MAX_DEPTH];
-    int depth = 0;
-    size_t i = skip_space(s, 0);
+    const size_t i = skip_space(s, 0);
     if (i >= s.size() || (s[i] != '{' && s[i] != '[')) return false;
-    expect state = expect::value;
-    for (;;) {
-        i = skip_space(s, i);
-        if (state == expect::next && depth == 0) return i == s.size();
-        if (i >= s.size()) return false;
-        const char c = s[i];
-        switch (state) {
-            case expect::value_or_close:
-            case expect::value:
-                if (state == expect::value_or_close && c == ']') {
-                    --depth;
-                    ++i;
-                    state = expect::next;
-                } else if (c == '{' || c == '[') {
-                    if (depth == MAX_DEPTH) return false;
-                    open[depth++] = c;
-                    ++i;
-                    state = c == '{' ? expect::key_or_close : expect::value_or_close;
-                } else if (c == '"') {
-                    i = skip_plain_string(s, i);
-                    state = expect::next;
-                } else if (s.substr(i, 4) == "true" || s.substr(i, 4) == "null") {
-                    i += 4;
-                    state = expect::next;
-                } else if (s.substr(i, 5) == "false") {
-                    i += 5;
-                    state = expect::next;
-                } else {
-                    i = skip_plain_number(s, i);
-                    state = expect::next;
-                }
-                break;
-            case expect::key_or_close:
-                if (c == '}') {
-                    --depth;
-                    ++i;
-                    state = expect::next;
-                    break;
-                }
-                [[fallthrough]];
-            case expect::key:
-                if (c != '"') return false;
-                i = skip_plain_string(s, i);
-                state = expect::colon;
-                break;
-            case expect::colon:
-                if (c != ':') return false;
-                ++i;
-                state = expect::value;
-                break;
-            case expect::next:
-                if (c == ',') {
-                    ++i;
-                    state = open[depth - 1] == '{' ? expect::key : expect::value;
-                } else if (c == (open[depth - 1] == '{' ? '}' : ']')) {
-                    --depth;
-                    ++i;
-                } else {
-                    return false;
-                }
-                break;
-        }
-        if (i == NOT_PLAIN) return false;
+    // The reader's plain subset, 64 levels at most; whatever it refuses, the full parser decides.
+    scan::reader plain(s, {63, true, nullptr, {}});
+    try {
+        plain.skip();
+        return plain.at_end();
+    } catch (const scan::syntax_error&) {
+        return false;
     }
 }
 

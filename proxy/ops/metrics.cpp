@@ -8,7 +8,7 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
-#include "json_scan.hpp"
+#include <actionloop/detail/json_scan.hpp>
 
 namespace actionloop {
 namespace {
