@@ -202,22 +202,7 @@ TEST_CASE("E.6 Example_badcompile: OW_LOG_INIT_ERROR with a noisy compiler") {
           std::string("error in stdout\nerror in stderr\n\n") + SENTINEL + "\n");
 }
 
-TEST_CASE("E.6 Example_executionEnv_check") {
-    proxy_options options;
-    options.env = {{"OW_EXECUTION_ENV", "bad/env"}};
-    proxy_process proxy(options);
-    const std::string echo = fixture_text("echo.sh");
-    const std::string wrong =
-        make_zip({file_entry("exec", echo, 0755), file_entry("exec.env", "exec/env")});
-    CHECK_ERROR_REPLY(proxy.init(base64_encode(wrong)), 502,
-                      "cannot start action: Execution environment version mismatch. "
-                      "See logs for details.");
-    CHECK(proxy.stdout_text() ==
-          "Expected exec.env should start with bad/env\nActual value: exec/env");
-    const std::string right =
-        make_zip({file_entry("exec", echo, 0755), file_entry("exec.env", "bad/env")});
-    CHECK_REPLY(proxy.init(base64_encode(right)), 200, OK_BODY);
-}
+// E.6 Example_executionEnv_check: in init_test.cpp, "exec env: a mismatch ...".
 
 TEST_CASE("E.6 executor: commands that exit or cannot run are command exited") {
     proxy_process proxy;
