@@ -8,8 +8,11 @@
 #include <string>
 
 #include <spdlog/cfg/env.h>
+#include <spdlog/formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include "log_record.hpp"
 
 namespace actionloop {
 namespace {
@@ -27,11 +30,39 @@ void write_fd(int fd, std::string_view text) {
     }
 }
 
+bool json_lines = false;  // OW_LOG_FORMAT=json: set once, before any thread logs
+size_t json_line_bytes = 16384;
+
+// The proxy's diagnostics as records: {"time","stream":"proxy","level","message"}.
+class json_formatter final : public spdlog::formatter {
+public:
+    void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+        std::string level = ",\"level\":\"";
+        const auto name = spdlog::level::to_string_view(msg.level);
+        level.append(name.data(), name.size());
+        level.push_back('"');
+        std::string record;
+        append_log_record(record, log_time(msg.time), "proxy", nullptr,
+                          std::string_view(msg.payload.data(), msg.payload.size()), json_line_bytes,
+                          0, level);
+        dest.append(record.data(), record.data() + record.size());
+    }
+    std::unique_ptr<spdlog::formatter> clone() const override {
+        return std::make_unique<json_formatter>();
+    }
+};
+
 }  // namespace
 
-void setup_logging(bool debug) {
+void setup_logging(bool debug, bool json, size_t max_line_bytes) {
+    json_lines = json;
+    json_line_bytes = max_line_bytes;
     auto logger = spdlog::stderr_logger_mt("proxy");
-    logger->set_pattern("%Y/%m/%d %H:%M:%S.%e [%l] %v");
+    if (json) {
+        logger->set_formatter(std::make_unique<json_formatter>());
+    } else {
+        logger->set_pattern("%Y/%m/%d %H:%M:%S.%e [%l] %v");
+    }
     logger->set_level(debug ? spdlog::level::debug : spdlog::level::warn);
     logger->flush_on(spdlog::level::trace);
     spdlog::set_default_logger(logger);
@@ -44,6 +75,13 @@ void write_sentinels() {
 }
 
 void go_log(std::string_view message) {
+    if (json_lines) {
+        std::string record;
+        append_log_record(record, log_time(std::chrono::system_clock::now()), "proxy", nullptr,
+                          message, json_line_bytes, 0, ",\"level\":\"info\"");
+        write_fd(2, record);
+        return;
+    }
     std::time_t now = std::time(nullptr);
     std::tm tm{};
     localtime_r(&now, &tm);

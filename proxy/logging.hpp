@@ -6,8 +6,10 @@
 
 namespace actionloop {
 
-/// Stderr logger; level warn, or debug with -debug; SPDLOG_LEVEL overrides both.
-void setup_logging(bool debug);
+/// Stderr logger; level warn, or debug with -debug; SPDLOG_LEVEL overrides both. `json`
+/// (OW_LOG_FORMAT=json): each line one JSON object with "stream":"proxy" and its "level";
+/// go_log() lines too.
+void setup_logging(bool debug, bool json = false, size_t max_line_bytes = 16384);
 
 /// XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX to stdout, then to stderr.
 void write_sentinels();

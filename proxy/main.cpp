@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
                   << " (actionloop-cpp), built with g++ " << __VERSION__ << std::endl;
         return 0;
     }
-    setup_logging(config.debug);
+    setup_logging(config.debug, config.json_logs, config.log_line_bytes);
     if (config.debug) ::setenv("OW_DEBUG", "1", 1);
     try {
         action_host host(config, environ);

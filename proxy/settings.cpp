@@ -75,6 +75,12 @@ const knob VARIABLES[] = {
      "microseconds the idle event loop polls before it sleeps, while requests come less than "
      "1 ms apart and no activation is in flight; 0 turns it off"},
     {"SPDLOG_LEVEL", "warn", "the proxy's own diagnostics on stderr (-debug: debug)"},
+    {"OW_LOG_FORMAT", "plain",
+     "json: every line the action prints on stdout/stderr, and the proxy's own diagnostics, "
+     "as one JSON object (time, stream, activationId, transactionId, action, message); the "
+     "sentinels stay as they are"},
+    {"OW_LOG_LINE_BYTES", "16384",
+     "in JSON mode, a longer line is cut there and its record says \"truncated\": N"},
     {"ACTIONLOOP_CXXFLAGS", "empty",
      "extra flags for compile (e.g. -O2): in /init's env, or "
      "in the shell for -compile"},
@@ -228,6 +234,14 @@ settings load_settings(int argc, char** argv) {
     s.spin_us = env_number("OW_SPIN_US", s.spin_us);
     const std::string pipeline = env_string("OW_PIPELINE");
     s.pipeline = !(pipeline == "0" || pipeline == "false" || pipeline == "off");
+    const std::string log_format = env_string("OW_LOG_FORMAT");
+    if (!log_format.empty() && log_format != "plain" && log_format != "json") {
+        throw std::invalid_argument("invalid OW_LOG_FORMAT '" + log_format +
+                                    "': use plain (the default) or json");
+    }
+    s.json_logs = log_format == "json";
+    s.log_line_bytes = env_number("OW_LOG_LINE_BYTES", s.log_line_bytes);
+    if (s.log_line_bytes == 0) s.log_line_bytes = 1;
     s.cxxflags = env_string("ACTIONLOOP_CXXFLAGS");
     if (const char* platform = std::getenv("__OW_RUNTIME_PLATFORM")) s.runtime_platform = platform;
     return s;

@@ -17,13 +17,14 @@ bool activation_queue::next_fits(bool more_allowed) const {
            in_flight_.size() < limits_.max_depth;
 }
 
-void activation_queue::admit_next() {
+activation& activation_queue::admit_next() {
     activation_ptr next = std::move(waiting_.front());
     waiting_.pop_front();
     next->written = 0;
     ++next->attempts;
     in_flight_bytes_ += next->size();
     in_flight_.push_back(std::move(next));
+    return *in_flight_.back();
 }
 
 size_t activation_queue::unwritten(iovec* pieces, size_t max) const {

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -31,9 +32,10 @@ struct activation {
     clock::time_point deadline = clock::time_point::max();
     clock::time_point submitted;
     std::function<void(activation_result)> done;
-    size_t written = 0;  // bytes of line + '\n' written to the current process
-    int attempts = 0;    // writes begun to processes
-    bool fresh = true;   // not sent to a fresh process for stale output yet (window of one)
+    size_t written = 0;        // bytes of line + '\n' written to the current process
+    int attempts = 0;          // writes begun to processes
+    bool fresh = true;         // not sent to a fresh process for stale output yet (window of one)
+    std::uint64_t log_id = 0;  // JSON log mode: its entry in log_attribution while written
     /// Bytes on the pipe: the line and its '\n'.
     size_t size() const { return line.size() + 1; }
 };
@@ -63,7 +65,7 @@ public:
     /// depth and `more_allowed` (the process is still usable).
     bool next_fits(bool more_allowed) const;
     /// Moves the next waiting activation into the window; its write starts from byte 0.
-    void admit_next();
+    activation& admit_next();
 
     /// The bytes admitted and not written yet, in order, as at most `max` pieces (two per
     /// request: the rest of its line, its '\n'); returns how many pieces.
@@ -87,6 +89,12 @@ public:
     void requeue_unread_head();
     /// The first waiting activation leaves the queue (its process could not be started).
     activation_ptr pop_waiting();
+
+    /// Calls f(activation&) for each waiting activation, in order.
+    template <class F>
+    void for_each_waiting(F&& f) {
+        for (auto& a : waiting_) f(*a);
+    }
 
     /// When the oldest activation in either queue was submitted; time_point::max() if none.
     activation::clock::time_point oldest_submitted() const;

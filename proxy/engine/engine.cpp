@@ -54,7 +54,8 @@ activation_engine::activation_engine(asio::io_context& loop, asio::thread_pool& 
       deadline_timer_(loop.get_executor()),
       quiet_timer_(loop.get_executor()),
       answers_(action_->max_answer_bytes()),
-      read_buffer_(READ_BUFFER) {}
+      read_buffer_(READ_BUFFER),
+      log_tags_(action_->log_tags()) {}
 
 activation_engine::~activation_engine() {
     detach();  // the descriptors are the executor's: released, not closed
@@ -153,7 +154,11 @@ void activation_engine::flush() {
             if (!pipelined_ && !drained_ && begin_discard()) return;  // end_discard() flushes
             drained_ = false;
         }
-        queue_.admit_next();
+        activation& admitted = queue_.admit_next();
+        if (log_tags_) {
+            admitted.log_id = ++last_log_id_;
+            log_tags_->written(admitted.log_id, tags_of_request(admitted.line));
+        }
     }
     write_pending();
     if (phase_ != phase::ready) return;
@@ -194,6 +199,7 @@ void activation_engine::write_pending() {
 void activation_engine::write_failed() {
     broken_ = true;
     std::vector<activation_ptr> given_up = queue_.take_unsent();
+    forget_requeued_logs();
     const bool nobody_reads = queue_.in_flight() == 0;
     if (nobody_reads) {  // nobody reads its pipes: stop it (the next flush restarts it)
         detach();
@@ -239,6 +245,7 @@ void activation_engine::on_read(std::uint64_t token, const boost::system::error_
     if (!pipelined_ && n > 0 && queue_.head() != nullptr && queue_.head()->fresh &&
         action_->unread_request_bytes() > 0) {
         queue_.requeue_unread_head();
+        forget_requeued_logs();
         answers_.clear();
         begin_restart(
             "the action was still writing to fd 3 after its answer when the next request came "
@@ -427,6 +434,7 @@ void activation_engine::fail_all(executor::outcome why) {
     action_->stop();
     broken_ = true;  // the next flush starts it again
     activation_ptr head = queue_.pop_head_requeue_rest();
+    forget_requeued_logs();
     complete(std::move(head), {why, {}, {}, {}}, true);
     if (queue_.waiting() == 0) {
         stop_if_retired();
@@ -441,7 +449,11 @@ void activation_engine::complete(activation_ptr done, activation_result result, 
         action_->exited();  // its status, when it is gone
         result.crash = action_->crash_signal();
     }
-    if (ended && hooks_.ended) hooks_.ended(*this, result.outcome);
+    if (ended && hooks_.ended) {
+        ending_log_id_ = done->log_id;
+        hooks_.ended(*this, result.outcome);
+        ending_log_id_ = 0;
+    }
     done->done(std::move(result));
     if (queue_.idle()) stop_if_retired();
 }
@@ -467,6 +479,22 @@ size_t activation_engine::drain_output() {
         if (n <= 0) return dropped;
         dropped += static_cast<size_t>(n);
     }
+}
+
+void activation_engine::end_activation_logs() const {
+    action_->end_output_lines();
+    if (log_tags_ && ending_log_id_ != 0) log_tags_->end(ending_log_id_);
+}
+
+// JSON log mode: activations sent back to waiting never started; their entries go until they
+// are written again.
+void activation_engine::forget_requeued_logs() {
+    if (!log_tags_) return;
+    queue_.for_each_waiting([this](activation& a) {
+        if (a.log_id == 0) return;
+        log_tags_->forget(a.log_id);
+        a.log_id = 0;
+    });
 }
 
 }  // namespace actionloop

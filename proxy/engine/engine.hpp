@@ -89,8 +89,9 @@ public:
     bool pipelined() const { return pipelined_; }
     /// "exit status N" / "killed by signal N (SIGSEGV)" of the last process.
     std::string describe_exit() const { return action_->describe_exit(); }
-    /// Forwards the action's stderr so far and ends its open line (executor.hpp).
-    void end_stderr_line() const { action_->end_stderr_line(); }
+    /// From hooks.ended: forwards the action's output so far and ends its open lines
+    /// (executor.hpp); in JSON log mode the activation that ended is done with its lines.
+    void end_activation_logs() const;
     /// Activations waiting for their turn to be written (for metrics).
     size_t waiting() const { return queue_.waiting(); }
     /// When the oldest activation not answered yet was submitted (written or waiting, or
@@ -116,6 +117,7 @@ private:
     void take_answers();
     void read_available();
     size_t drain_output();
+    void forget_requeued_logs();
     void on_exit(std::uint64_t generation, const boost::system::error_code& ec);
     void arm_deadline();
     bool begin_discard();
@@ -173,6 +175,11 @@ private:
     line_buffer answers_;
     std::vector<char> read_buffer_;
     std::string line_;  // the answer being handed out (reused)
+
+    // JSON log mode (null: plain): each written activation's entry, by id.
+    std::shared_ptr<log_attribution> log_tags_;
+    std::uint64_t last_log_id_ = 0;
+    std::uint64_t ending_log_id_ = 0;  // the activation hooks.ended is called for
 };
 
 }  // namespace actionloop

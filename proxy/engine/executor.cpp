@@ -62,6 +62,7 @@ void executor::start() {
     request.stdin_fd = input.read_end.get();
     request.fd3 = output.write_end.get();
     request.stderr_fd = stderr_.write_fd();
+    if (stdout_) request.stdout_fd = stdout_->write_fd();
     request.cwd = options_.cwd;
     stderr_.mark();  // the tail of a failed start is this process's
     try {

@@ -15,7 +15,9 @@
 
 #include "engine/framing.hpp"
 #include "engine/process.hpp"
-#include "engine/stderr_pipe.hpp"
+#include <memory>
+
+#include "engine/output_pipe.hpp"
 
 namespace actionloop {
 
@@ -26,6 +28,10 @@ struct executor_options {
     bool wait_for_ack = false;
     int ack_timeout_ms = 60000;
     size_t max_answer_bytes = 50u << 20;
+    /// OW_LOG_FORMAT=json: stdout and stderr become records tagged with their activation
+    /// (output_pipe.hpp); null: plain, stderr forwarded as it is, stdout the proxy's own.
+    std::shared_ptr<log_attribution> log_tags;
+    size_t max_log_line_bytes = 16384;  // OW_LOG_LINE_BYTES (JSON mode)
 };
 
 /// Start failures, with upstream's texts (the caller prefixes "cannot start action: ").
@@ -48,7 +54,12 @@ public:
     };
 
     explicit executor(executor_options options)
-        : options_(std::move(options)), ack_(options_.max_answer_bytes) {}
+        : options_(std::move(options)),
+          stderr_(2, options_.log_tags, options_.max_log_line_bytes),
+          stdout_(options_.log_tags ? std::make_unique<output_pipe>(1, options_.log_tags,
+                                                                    options_.max_log_line_bytes)
+                                    : nullptr),
+          ack_(options_.max_answer_bytes) {}
     ~executor() { child_.kill(); }  // before the stderr pipe forwards its last bytes
 
     /// Starts the process; waits for the ack, or 5 ms for an early exit. Throws start_error.
@@ -77,9 +88,15 @@ public:
 
     /// SIGKILL to the process group.
     void stop() { child_.kill(); }
-    /// Forwards what the action wrote to its stderr so far and ends its unterminated last
-    /// line: before the proxy writes sentinels or its own lines about an activation.
-    void end_stderr_line() { stderr_.end_line(); }
+    /// Forwards what the action wrote to its stdout (JSON mode) and stderr so far and ends
+    /// their unterminated last lines: before the proxy writes sentinels or its own lines
+    /// about an activation.
+    void end_output_lines() {
+        if (stdout_) stdout_->end_line();
+        stderr_.end_line();
+    }
+    /// JSON mode's attribution of log lines; null in plain mode.
+    const std::shared_ptr<log_attribution>& log_tags() const { return options_.log_tags; }
 
     std::string describe_exit() const { return child_.describe(); }
     /// "killed by signal 11, SIGSEGV" when the process died of a signal we did not send.
@@ -94,7 +111,8 @@ private:
     [[noreturn]] void start_failed(const std::string& why);
 
     executor_options options_;
-    stderr_pipe stderr_;  // the action's fd 2, for every process started (stderr_pipe.hpp)
+    output_pipe stderr_;  // the action's fd 2, for every process started (output_pipe.hpp)
+    std::unique_ptr<output_pipe> stdout_;  // its fd 1 in JSON mode; else the proxy's own
     child_process child_;
     unique_fd stdin_;
     unique_fd fd3_;

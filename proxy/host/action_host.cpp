@@ -73,6 +73,13 @@ std::unique_ptr<executor> action_host::start_action(const std::string& dir) {
     options.wait_for_ack = !settings_.wait_for_ack.empty();
     // The offer of pipelining (answered in the ack; our launcher accepts it).
     if (options.wait_for_ack && settings_.pipeline) options.env.push_back("ACTIONLOOP_PIPELINE=1");
+    if (settings_.json_logs) {
+        // Its lines become records tagged with their activation (engine/output_pipe.hpp);
+        // the variable lets an action print structured lines as JSON objects.
+        options.log_tags = std::make_shared<log_attribution>();
+        options.max_log_line_bytes = settings_.log_line_bytes;
+        options.env.push_back("OW_LOG_FORMAT=json");
+    }
     options.ack_timeout_ms = settings_.ack_timeout_ms;
     options.max_answer_bytes = settings_.max_answer_bytes;
     auto started = std::make_unique<executor>(std::move(options));
@@ -137,9 +144,9 @@ activation_engine::clock::time_point action_host::oldest_submitted() const {
 // it lands in the log of the activation that saw it.
 void action_host::end_activation(const activation_engine& engine, executor::outcome outcome) {
     const bool sentinels = !engine.pipelined() || outcome != executor::outcome::answered;
-    // The activation's stderr lines first, its last line ended (the action's fd 2 is a pipe
-    // the proxy forwards: engine/stderr_pipe.hpp).
-    if (sentinels) engine.end_stderr_line();
+    // The activation's lines first, its last line ended (the action's fd 2, and fd 1 in JSON
+    // log mode, are pipes the proxy forwards: engine/output_pipe.hpp).
+    if (sentinels) engine.end_activation_logs();
     if (outcome == executor::outcome::exited) {
         spdlog::warn("the action exited during the activation ({})", engine.describe_exit());
     }

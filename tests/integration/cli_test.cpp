@@ -140,6 +140,18 @@ TEST_CASE("cli: a second proxy on a port already in use exits with an error") {
     CHECK(first.running());
 }
 
+TEST_CASE("cli: OW_LOG_FORMAT takes plain or json, anything else exits 2 and says so") {
+    temp_dir cwd;
+    env_map env = path_only_env();
+    env["OW_LOG_FORMAT"] = "xml";
+    const command_result result =
+        run_command({ACTIONLOOP_PROXY_BIN}, "", env, cwd.path(), std::chrono::seconds(5));
+    CHECK(result.exit_code == 2);
+    CHECK_MESSAGE(
+        contains(result.err, "invalid OW_LOG_FORMAT 'xml': use plain (the default) or json"),
+        result.err);
+}
+
 TEST_CASE("cli: a -host that is not an IP address exits 1 and says so") {
     temp_dir cwd;
     const command_result result = run_command({ACTIONLOOP_PROXY_BIN, "-host", "nowhere"}, "",

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <string>
+#include <vector>
 
 #include "expectations.hpp"
 #include "leak_checks.hpp"
@@ -71,4 +73,97 @@ TEST_CASE("logs: a script's unterminated stderr line is ended before the sentine
     proxy.check_streams(2);
     const std::string end = std::string(SENTINEL) + "\n";
     CHECK(proxy.stderr_text() == "half a line\n" + end + "half a line\n" + end);
+}
+
+// --- OW_LOG_FORMAT=json ---
+
+namespace {
+
+// The JSON records of one stream (sentinel lines skipped; every other line must parse).
+std::vector<json> records_of(const std::string& text) {
+    std::vector<json> records;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(start, end - start);
+        start = end + 1;
+        if (line == SENTINEL) continue;
+        json record = json::parse(line, nullptr, false);
+        CHECK_MESSAGE(record.is_object(), "not a JSON record: " << line);
+        if (record.is_object()) records.push_back(std::move(record));
+    }
+    return records;
+}
+
+size_t count_of(const std::string& text, const std::string& part) {
+    size_t n = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("logs: OW_LOG_FORMAT=json tags each line of 64 pipelined activations with its own id") {
+    proxy_process proxy(cpp_runtime({{"OW_LOG_FORMAT", "json"}}));
+    REQUIRE(proxy.init(fixture_text("cpp/pipeline.cpp")).status == 200);
+    constexpr int RUNS = 64;
+    std::vector<std::future<http_reply>> replies;
+    for (int n = 0; n < RUNS; ++n) {
+        replies.push_back(std::async(std::launch::async, [&proxy, n] {
+            const json context = {{"activation_id", "act-" + std::to_string(n)},
+                                  {"transaction_id", "tx-" + std::to_string(n)},
+                                  {"action_name", "/guest/pipeline"}};
+            return proxy.run(json{{"n", n}}, context, seconds(60));
+        }));
+    }
+    for (auto& reply : replies) CHECK(reply.get().status == 200);
+    for (const char* stream : {"stdout", "stderr"}) {
+        CAPTURE(stream);
+        const std::string text =
+            std::string(stream) == "stdout" ? proxy.stdout_text() : proxy.stderr_text();
+        CHECK(count_of(text, std::string(SENTINEL) + "\n") == RUNS);
+        const std::vector<json> records = records_of(text);
+        REQUIRE(records.size() == RUNS);
+        for (const json& r : records) {
+            const std::string message = r.value("message", "");
+            REQUIRE(message.rfind("n=", 0) == 0);
+            const std::string n = message.substr(2);
+            CHECK(r["activationId"] == "act-" + n);
+            CHECK(r["transactionId"] == "tx-" + n);
+            CHECK(r["action"] == "/guest/pipeline");
+            CHECK(r["stream"] == stream);
+            CHECK(r["time"].get<std::string>().size() == 24);  // 2026-12-02T10:22:22.123Z
+        }
+    }
+}
+
+TEST_CASE("logs: OW_LOG_FORMAT=json keeps JSON lines as objects, cuts long lines, logs the proxy's "
+          "own lines") {
+    proxy_process proxy(with_env({{"OW_LOG_FORMAT", "json"}, {"OW_LOG_LINE_BYTES", "100"}}));
+    const std::string script = "#!/bin/bash\nwhile read line; do\n"
+                               "  case \"$line\" in *segv*) kill -SEGV $$;; esac\n"
+                               "  echo '{\"alertDelay\": 1250, \"type\": \"Online\"}'\n"
+                               "  printf '%0120d\\n' 7 >&2\n"
+                               "  echo -n 'open' >&2\n"
+                               "  echo '{\"ok\":true}' >&3\n"
+                               "done\n";
+    REQUIRE(proxy.init(script).status == 200);
+    CHECK(proxy.run(json::object(), json{{"activation_id", "a1"}}).status == 200);
+    CHECK(proxy.run(json{{"segv", true}}, json{{"activation_id", "a2"}}).status == 400);
+    CHECK(wait_until([&] { return count_of(proxy.stderr_text(), SENTINEL) == 2; }, seconds(5)));
+    const std::vector<json> out = records_of(proxy.stdout_text());
+    REQUIRE(out.size() == 1);
+    CHECK(out[0]["message"] == json{{"alertDelay", 1250}, {"type", "Online"}});
+    CHECK(out[0]["activationId"] == "a1");
+    const std::vector<json> err = records_of(proxy.stderr_text());
+    REQUIRE(err.size() == 3);
+    CHECK(err[0]["message"] == std::string(100, '0'));  // 119 zeros and a 7: cut at 100
+    CHECK(err[0]["truncated"] == 20);
+    CHECK(err[1]["message"] == "open");  // ended before the sentinels, as its own record
+    CHECK(err[1]["activationId"] == "a1");
+    // The crash: the proxy's own line, as a record of the proxy, before a2's sentinel.
+    CHECK(err[2]["stream"] == "proxy");
+    CHECK(err[2]["level"] == "warning");
+    CHECK(contains(err[2]["message"].get<std::string>(), "killed by signal 11"));
 }
