@@ -4,8 +4,10 @@
 // sent to two proxies at random while the primary is killed (SIGKILL) and Sentinel promotes a
 // replica, twice, the old primary started again in between: after the consumer re-sent the
 // batches that answered errors, the outbox on the last primary holds the notifications of one
-// memory-only process, each exactly once. Also: no sentinel reachable, a sentinel that names a
-// replica, WAIT that the replicas do not confirm: each an error answer, said on stderr.
+// memory-only process, each exactly once, and alertgw (finding the primary through the
+// sentinels too) posted every one of them to a webhook. Also: no sentinel reachable, a sentinel
+// that names a replica, WAIT that the replicas do not confirm: each an error answer, said on
+// stderr.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 
 #include "archive_builder.hpp"
 #include "expectations.hpp"
+#include "http_client.hpp"
 #include "process_tools.hpp"
 #include "proxy_process.hpp"
 #include "redis_server.hpp"
@@ -110,8 +113,7 @@ std::map<std::string, std::string> fields(const std::string& text) {
     return out;
 }
 
-std::string info_field(const redis_server& s, const std::string& section,
-                       const std::string& name) {
+std::string info_field(const redis_server& s, const std::string& section, const std::string& name) {
     std::istringstream in(s.command({"INFO", section}));
     for (std::string line; std::getline(in, line);) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -211,10 +213,10 @@ struct stream {
         REQUIRE(cfg.exit_code == 0);
         config = dir.path() / "config.json";
         write_file(config, cfg.out);
-        const command_result out =
-            run_command({gen, "--devices", "600", "--minutes", "6", "--batch", "150", "--outage",
-                         "0.05", "--duplicates", "0.01", "--reorder", "3", "--ticks", "--seed", "7"},
-                        "", {}, dir.path());
+        const command_result out = run_command(
+            {gen, "--devices", "600", "--minutes", "6", "--batch", "150", "--outage", "0.05",
+             "--duplicates", "0.01", "--reorder", "3", "--ticks", "--seed", "7"},
+            "", {}, dir.path());
         REQUIRE(out.exit_code == 0);
         std::istringstream lines(out.out);
         for (std::string line; std::getline(lines, line);) {
@@ -254,6 +256,63 @@ std::string difference(const std::multiset<std::string>& got,
     for (std::size_t i = 0; i < missing.size() && i < 8; ++i) out += "\n- " + missing[i];
     return out;
 }
+
+// alertgw, when built, posting the outbox of the sentinels' primary to a webhook receiver
+// (tests/support/webhook_receiver.py): the keys it was posted, once each at least.
+struct delivery {
+    temp_dir dir{"alerts-sentinel-gw"};
+    int port = pick_free_port();
+    pid_t hook = -1, gateway = -1;
+
+    explicit delivery(const std::string& sentinels) {
+#ifdef ALERTGW_BIN
+        const fs::path support = fs::path(ACTIONLOOP_SOURCE_DIR) / "tests" / "support";
+        hook = spawn_process(
+            spawn_spec{{(support / "webhook_receiver.py").string(), "--port", std::to_string(port),
+                        "--log", (dir.path() / "hook.jsonl").string()},
+                       path_only_env(),
+                       "/tmp",
+                       {},
+                       dir.path() / "hook.out",
+                       dir.path() / "hook.err"});
+        REQUIRE(wait_until([&] { return port_accepts(port); }, std::chrono::seconds(20)));
+        env_map env = path_only_env();
+        env["ALERT_REDIS_SENTINELS"] = sentinels;
+        env["ALERT_REDIS_MASTER"] = "mymaster";
+        gateway = spawn_process(spawn_spec{
+            {ALERTGW_BIN, "--webhook", "http://127.0.0.1:" + std::to_string(port) + "/hook",
+             "--consumer", "gw1", "--timeout", "2", "--claim-after", "1"},
+            env,
+            "/tmp",
+            {},
+            dir.path() / "gw.out",
+            dir.path() / "gw.err"});
+#else
+        (void)sentinels;
+#endif
+    }
+    ~delivery() {
+        if (gateway > 0) terminate_and_reap(gateway, milliseconds(5000));
+        if (hook > 0) terminate_and_reap(hook, milliseconds(0));
+    }
+    delivery(const delivery&) = delete;
+    delivery& operator=(const delivery&) = delete;
+
+    bool built() const { return gateway > 0; }
+    std::set<std::string> keys() const {
+        std::set<std::string> out;
+        const fs::path log = dir.path() / "hook.jsonl";
+        if (!fs::exists(log)) return out;
+        std::istringstream in(read_file(log));
+        for (std::string line; std::getline(in, line);) {
+            if (line.empty()) continue;
+            const json j = json::parse(line, nullptr, false);
+            if (!j.is_discarded() && j.value("status", 0) == 200) out.insert(j.value("key", ""));
+        }
+        return out;
+    }
+    std::string log() const { return read_file(dir.path() / "gw.err"); }
+};
 
 std::string exec_path() {
     return (fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "monitor.d" / "exec").string();
@@ -302,9 +361,10 @@ TEST_CASE("sentinel: no sentinel answers: an error answer and a line naming them
                       {"ALERT_REDIS_FAILOVER_MS", "600"}};
     auto proxy = start_monitor(env);  // /init: no Redis needed
     const std::string value = batch(json::array({motion("m1", T0)}), T0 + 1).dump();
-    const std::string tried = "no sentinel named the primary (tried 127.0.0.1:" +
-                              std::to_string(a) + ": cannot connect: Connection refused; 127.0.0.1:" +
-                              std::to_string(b) + ": cannot connect: Connection refused)";
+    const std::string tried =
+        "no sentinel named the primary (tried 127.0.0.1:" + std::to_string(a) +
+        ": cannot connect: Connection refused; 127.0.0.1:" + std::to_string(b) +
+        ": cannot connect: Connection refused)";
     auto start = steady_clock::now();
     json answer = answer_of(*proxy, value);
     auto took = steady_clock::now() - start;
@@ -322,17 +382,18 @@ TEST_CASE("sentinel: no sentinel answers: an error answer and a line naming them
                                 tried);
         },
         std::chrono::seconds(5)));
-    CHECK(contains(proxy->stderr_text(), "alerts: redis: redis sentinel master mymaster: " + tried +
-                                             ": asking the sentinels again and retrying the batch"));
+    CHECK(
+        contains(proxy->stderr_text(), "alerts: redis: redis sentinel master mymaster: " + tried +
+                                           ": asking the sentinels again and retrying the batch"));
 
     // With a deadline (OpenWhisk's), the retries end before it, whatever ALERT_REDIS_FAILOVER_MS.
     json long_env = env;
     long_env["ALERT_REDIS_FAILOVER_MS"] = "60000";
     auto patient = start_monitor(long_env);
-    const auto deadline = std::chrono::duration_cast<milliseconds>(
-                              std::chrono::system_clock::now().time_since_epoch() +
-                              std::chrono::milliseconds(1500))
-                              .count();
+    const auto deadline =
+        std::chrono::duration_cast<milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch() + std::chrono::milliseconds(1500))
+            .count();
     start = steady_clock::now();
     const http_reply reply = patient->run_raw("{\"value\":" + value + ",\"deadline\":\"" +
                                               std::to_string(deadline) + "\"}");
@@ -349,9 +410,9 @@ TEST_CASE("sentinel: no sentinel answers: an error answer and a line naming them
 TEST_CASE("sentinel: a replica named as the primary, or WAIT unconfirmed: error answers") {
     auto primary = data_server();
     auto replica = data_server({"--replicaof", "127.0.0.1", std::to_string(primary->port())});
-    REQUIRE(wait_until(
-        [&] { return info_field(*primary, "replication", "connected_slaves") == "1"; },
-        std::chrono::seconds(10)));
+    REQUIRE(
+        wait_until([&] { return info_field(*primary, "replication", "connected_slaves") == "1"; },
+                   std::chrono::seconds(10)));
     // A sentinel told that the replica is the primary of "wrong" (and slow to judge it down).
     auto lying = sentinel("sentinel monitor wrong 127.0.0.1 " + std::to_string(replica->port()) +
                           " 1\nsentinel down-after-milliseconds wrong 60000\n");
@@ -398,6 +459,7 @@ TEST_CASE("sentinel: the primary killed mid-stream, twice: the outbox holds ever
     const stream s;
     sentinel_set set;
     const json env = set.env(s.config);
+    const delivery gw(set.list());
     std::vector<std::unique_ptr<proxy_process>> proxies;
     for (int i = 0; i < 2; ++i) proxies.push_back(start_monitor(env));
     std::mt19937 pick(3);
@@ -431,8 +493,7 @@ TEST_CASE("sentinel: the primary killed mid-stream, twice: the outbox holds ever
             std::this_thread::sleep_for(milliseconds(100));
         }
         if (killed) {
-            stalls.push_back(
-                std::chrono::duration<double>(steady_clock::now() - *killed).count());
+            stalls.push_back(std::chrono::duration<double>(steady_clock::now() - *killed).count());
             MESSAGE("failover stall: " << stalls.back() << " s (kill -9 to the first answer)");
             if (i == kills[0]) {
                 // The old primary starts again, empty (no files), and is made a replica of the
@@ -459,4 +520,11 @@ TEST_CASE("sentinel: the primary killed mid-stream, twice: the outbox holds ever
     std::string logs;
     for (const auto& p : proxies) logs += p->stderr_text();
     CHECK(contains(logs, "asking the sentinels again and retrying the batch"));
+    // alertgw, across the same failovers: every entry of the outbox reached the webhook.
+    if (gw.built()) {
+        const std::set<std::string> want(s.reference.begin(), s.reference.end());
+        CHECK_MESSAGE(wait_until([&] { return gw.keys() == want; }, std::chrono::seconds(20)),
+                      gw.keys().size() << " of " << want.size() << " posted\n"
+                                       << gw.log());
+    }
 }
