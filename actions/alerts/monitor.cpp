@@ -22,8 +22,7 @@ constexpr alerts::action_kind KIND = alerts::action_kind::ALERT_ACTION_KIND;
 }  // namespace
 
 // The launcher's raw entry point (actionloop/action.hpp): the batch is parsed straight from
-// its JSON text into ETags, without a DOM, which is most of the time of an activation. The
-// activation's deadline bounds how long the Redis store retries a batch across a failover.
-void main(std::string_view value, std::string& answer, const actionloop::context& ctx) {
-    alerts::run_raw_activation(value, KIND, answer, ctx.deadline());
+// its JSON text into ETags, without a DOM, which is most of the time of an activation.
+void main(std::string_view value, std::string& answer) {
+    alerts::run_raw_activation(value, KIND, answer);
 }

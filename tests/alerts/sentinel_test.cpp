@@ -448,6 +448,14 @@ TEST_CASE("sentinel: a replica named as the primary, or WAIT unconfirmed: error 
               "ALERT_REDIS_MIN_REPLICAS asks for 1: it stands on the primary only (a failover "
               "could lose it); re-send the batch, which adds nothing once the commit is safe");
     CHECK(primary->command({"XLEN", "alerts:outbox"}) == "2");
+    CHECK(wait_until(
+        [&] {
+            return contains(careful->stderr_text(),
+                            "alerts: state store failed after a commit the replicas did not "
+                            "confirm, the activation answers an error: redis " +
+                                primary->url() + ": the commit reached 0 replica(s)");
+        },
+        std::chrono::seconds(5)));
     const json resent = answer_of(*careful, second);
     REQUIRE_MESSAGE(resent.contains("notifications"), resent.dump());
     CHECK(resent["notifications"].empty());

@@ -36,13 +36,13 @@ void* create_nil(const redisReadTask* task) {
 }
 
 void use_functions(redisContext* ctx) {
-    static const bool init = [ctx] {
+    static const bool INIT = [ctx] {
         default_functions = *ctx->reader->fn;
         functions = default_functions;
         functions.createNil = create_nil;
         return true;
     }();
-    (void)init;
+    (void)INIT;
     ctx->reader->fn = &functions;
 }
 

@@ -118,6 +118,7 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
     const clock::time_point start = clock::now();
     const clock::time_point until = failover ? give_up_at(start) : start + options_.timeout;
     int retries = 0;
+    wrote_ = false;
     try {
         if (core.config() != known_config_) {
             reset_knowledge();
@@ -163,8 +164,12 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
     } catch (const std::exception& e) {
         ++counters_.failures;
         drop_batch_state(core);
-        std::cerr << "alerts: state store failed, the activation answers an error and stored "
-                     "nothing: "
+        // After a commit (WAIT unconfirmed, or the connection lost during WAIT), what it wrote
+        // stands on the primary, unless a failover loses it: not "stored nothing".
+        std::cerr << (wrote_ ? "alerts: state store failed after a commit the replicas did not "
+                               "confirm, the activation answers an error: "
+                             : "alerts: state store failed, the activation answers an error and "
+                               "stored nothing: ")
                   << e.what() << std::endl;
         throw;
     }

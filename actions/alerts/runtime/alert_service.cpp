@@ -222,19 +222,24 @@ alert_service& service_of(action_kind kind) {
     return service;
 }
 
-// The deadline of the activation being served (one at a time per process).
-std::chrono::system_clock::time_point current_deadline =
-    std::chrono::system_clock::time_point::max();
-
 }  // namespace
 
-std::chrono::system_clock::time_point activation_deadline() noexcept { return current_deadline; }
+std::chrono::system_clock::time_point activation_deadline() noexcept {
+    using namespace std::chrono;
+    const char* text = std::getenv("__OW_DEADLINE");
+    if (!text || !*text) return system_clock::time_point::max();
+    char* end = nullptr;
+    const long long ms = std::strtoll(text, &end, 10);
+    if (*end != '\0' || ms <= 0 || ms > 9000000000000LL) {
+        return system_clock::time_point::max();
+    }
+    const system_clock::time_point deadline{milliseconds(ms)};
+    return deadline > system_clock::now() ? deadline : system_clock::time_point::max();
+}
 
 void start_service(action_kind kind) { service_of(kind); }
 
-void run_raw_activation(std::string_view value, action_kind kind, std::string& answer,
-                        std::chrono::system_clock::time_point deadline) {
-    current_deadline = deadline;
+void run_raw_activation(std::string_view value, action_kind kind, std::string& answer) {
     service_of(kind).run_text(value, wall_clock(), std::cout, answer);
 }
 

@@ -47,8 +47,10 @@ struct service_env {
 /// Reads the environment; throws std::invalid_argument for a value that cannot work.
 service_env read_environment();
 
-/// The deadline of the activation being served (run_raw_activation's), or max() when it has
-/// none: how long the Redis store may retry a batch across a failover.
+/// The deadline of the activation being served, or max() when it has none: how long the Redis
+/// store may retry a batch across a failover. The launcher exports the request's `deadline`
+/// (OpenWhisk's, a string of epoch milliseconds) as __OW_DEADLINE; one that has passed is left
+/// from an earlier activation, and counts as none.
 std::chrono::system_clock::time_point activation_deadline() noexcept;
 
 /// Makes the Redis store from the environment. redis/register_redis_store.cpp registers it
@@ -94,8 +96,6 @@ void start_service(action_kind kind);
 
 /// One activation of the process-wide service of an action (created on first use from the
 /// environment), for the launcher's raw entry point: `value` is the value's JSON text.
-void run_raw_activation(
-    std::string_view value, action_kind kind, std::string& answer,
-    std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max());
+void run_raw_activation(std::string_view value, action_kind kind, std::string& answer);
 
 }  // namespace alerts
