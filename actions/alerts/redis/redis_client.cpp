@@ -167,7 +167,8 @@ redis_address redis_client::discover() {
         if (!tried.empty()) tried += "; ";
         tried += s.host + ":" + std::to_string(s.port) + ": " + what;
     };
-    for (const redis_address& s : url_.sentinels) {
+    for (std::size_t i = 0; i < url_.sentinels.size(); ++i) {
+        const redis_address s = url_.sentinels[i];
         std::chrono::milliseconds left = timeout_;
         if (deadline_) {
             left = std::chrono::ceil<std::chrono::milliseconds>(*deadline_ -
@@ -224,6 +225,9 @@ redis_address redis_client::discover() {
             note(s, "named an invalid port");
             continue;
         }
+        // The sentinel that answered is asked first next time (Sentinel's client guidelines).
+        std::rotate(url_.sentinels.begin(), url_.sentinels.begin() + static_cast<std::ptrdiff_t>(i),
+                    url_.sentinels.begin() + static_cast<std::ptrdiff_t>(i) + 1);
         return primary;
     }
     label_ = url_.text;

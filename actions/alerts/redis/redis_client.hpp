@@ -6,11 +6,12 @@
 // and every wait for a reply share one budget of `timeout` (ALERT_REDIS_TIMEOUT_MS), however
 // many round trips it takes; outside them each connect or reply gets the whole `timeout`.
 // Running out throws redis_timeout, whose message says "timed out".
-// With sentinels (redis_url::sentinels), connecting first asks them, in order, for the
-// primary's address (SENTINEL get-master-addr-by-name), then checks with ROLE that it is the
-// primary; a failure names every sentinel tried and what each answered. What a failover
-// causes (a broken connection, a time-out, a READONLY, LOADING or MASTERDOWN answer, a primary
-// that is no longer one) throws redis_unavailable: asking the sentinels again may help.
+// With sentinels (redis_url::sentinels), connecting first asks them, in order (the last one
+// that answered first), for the primary's address (SENTINEL get-master-addr-by-name), then
+// checks with ROLE that it is the primary; a failure names every sentinel tried and what each
+// answered. What a failover causes (a broken connection, a time-out, a READONLY, LOADING or
+// MASTERDOWN answer, a primary that is no longer one) throws redis_unavailable: asking the
+// sentinels again may help.
 #pragma once
 
 #include <hiredis.h>
