@@ -373,7 +373,7 @@ TEST_CASE("sentinel: no sentinel answers: an error answer and a line naming them
     CHECK(error.rfind("redis sentinel master mymaster: " + tried + " (gave up after ", 0) == 0);
     CHECK(contains(error, " ms of retries asking the sentinels " + list + ")"));
     CHECK(took >= milliseconds(500));
-    CHECK(took < milliseconds(2000));
+    CHECK(took < milliseconds(3000));  // (a loaded CI machine: the proxy's own time too)
     CHECK(wait_until(
         [&] {
             return contains(proxy->stderr_text(),
@@ -398,10 +398,11 @@ TEST_CASE("sentinel: no sentinel answers: an error answer and a line naming them
     const http_reply reply = patient->run_raw("{\"value\":" + value + ",\"deadline\":\"" +
                                               std::to_string(deadline) + "\"}");
     took = steady_clock::now() - start;
+    // An answer, not the proxy's 502 at the deadline: the action gave up before it.
     CHECK(reply.status == 200);
     CHECK(contains(reply.body, tried));
     CHECK(took >= milliseconds(1000));
-    CHECK(took < milliseconds(1500));
+    CHECK(took < milliseconds(3000));
 }
 
 // A sentinel that names a replica (ROLE: slave) and a commit the replicas do not confirm
