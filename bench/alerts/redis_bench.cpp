@@ -13,6 +13,7 @@
 //
 //   alerts_redis_bench --redis unix:///path/redis.sock [--devices 300000] [--batch 1000]
 //                      [--minutes 1] [--max-batches K] [--seed 1] [--memory 0|1]
+//                      [--min-replicas R]   WAIT for R replicas after each commit that wrote
 #include <time.h>
 #include <valgrind/callgrind.h>
 
@@ -36,6 +37,7 @@ struct options {
     std::uint32_t minutes = 1;    // timed, after the warm-up minute
     std::size_t max_batches = 0;  // 0: every batch of the timed minutes
     bool memory = true;
+    int min_replicas = 0;  // WAIT after each commit that wrote (0: none)
 };
 
 double thread_cpu() {
@@ -111,6 +113,8 @@ bool parse_args(int argc, char** argv, options& o) {
             o.gen.seed = std::stoull(v);
         else if (a == "--memory")
             o.memory = v == "1";
+        else if (a == "--min-replicas")
+            o.min_replicas = std::stoi(v);
         else
             return false;
     }
@@ -123,7 +127,8 @@ int main(int argc, char** argv) {
     options o;
     if (!parse_args(argc, argv, o)) {
         std::fprintf(stderr, "usage: alerts_redis_bench --redis URL [--devices N] [--batch B] "
-                             "[--minutes M] [--max-batches K] [--seed S] [--memory 0|1]\n");
+                             "[--minutes M] [--max-batches K] [--seed S] [--memory 0|1] "
+                             "[--min-replicas R]\n");
         return 2;
     }
     const auto cfg =
@@ -136,17 +141,19 @@ int main(int argc, char** argv) {
     }
     redis_store_options ro;
     ro.url = parse_redis_url(o.redis);
+    ro.min_replicas = o.min_replicas;
     redis_store store(ro);
     const figures red = run(o, cfg, store);
     print("redis", red);
     const auto& c = store.counters();
     std::printf("redis round_trips_per_batch %.3f commits_per_batch %.3f conflicts %llu "
-                "skipped_reads_per_batch %.1f log_resets %llu\n",
+                "skipped_reads_per_batch %.1f log_resets %llu waits_per_batch %.3f\n",
                 static_cast<double>(store.round_trips()) / static_cast<double>(c.batches),
                 static_cast<double>(c.commits) / static_cast<double>(c.batches),
                 static_cast<unsigned long long>(c.conflicts),
                 static_cast<double>(c.skipped) / static_cast<double>(c.batches),
-                static_cast<unsigned long long>(c.log_resets));
+                static_cast<unsigned long long>(c.log_resets),
+                static_cast<double>(c.waits) / static_cast<double>(c.batches));
     if (o.memory && mem.notifications != red.notifications) {
         std::printf("MISMATCH: memory sent %zu notifications, redis %zu\n", mem.notifications,
                     red.notifications);

@@ -166,6 +166,26 @@ json redis_env(const redis_server& server, const fs::path& config) {
     return json{{"ALERT_CONFIG", config.string()}, {"ALERT_REDIS_URL", server.url()}};
 }
 
+// What the stream cases share: the generated stream, a redis-server (append-only when `aof`)
+// and two proxies with `monitor` sharing it.
+struct two_monitors {
+    explicit two_monitors(bool aof = false)
+        : s(generated()),
+          server(aof, tracked_spawn(), tracked_kill),
+          env(redis_env(server, s.config)),
+          a(start_monitor(env)),
+          b(start_monitor(env)) {}
+    const stream& s;
+    redis_server server;
+    json env;
+    std::unique_ptr<proxy_process> a, b;
+};
+
+// The same on an append-only redis-server (fsync always): it can be stopped and started again.
+struct two_monitors_aof : two_monitors {
+    two_monitors_aof() : two_monitors(true) {}
+};
+
 }  // namespace
 
 TEST_CASE("alerts/redis: the generated stream holds every kind of notification") {
@@ -228,12 +248,9 @@ TEST_CASE("alerts/redis: a stream sent to three proxies at random gives one proc
     CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
 }
 
-TEST_CASE("alerts/redis: two senders racing every batch to two proxies send each note once") {
-    const stream& s = generated();
-    redis_server server(false, tracked_spawn(), tracked_kill);
-    const json env = redis_env(server, s.config);
-    auto a = start_monitor(env);
-    auto b = start_monitor(env);
+TEST_CASE_FIXTURE(
+    two_monitors,
+    "alerts/redis: two senders racing every batch to two proxies send each note once") {
     notes got;
     for (const std::string& value : s.batches) {
         json from_b;
@@ -249,12 +266,7 @@ TEST_CASE("alerts/redis: two senders racing every batch to two proxies send each
     CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
 }
 
-TEST_CASE("alerts/redis: a proxy killed mid-stream loses nothing") {
-    const stream& s = generated();
-    redis_server server(false, tracked_spawn(), tracked_kill);
-    const json env = redis_env(server, s.config);
-    auto a = start_monitor(env);
-    auto b = start_monitor(env);
+TEST_CASE_FIXTURE(two_monitors, "alerts/redis: a proxy killed mid-stream loses nothing") {
     notes got;
     const std::size_t half = s.batches.size() / 2;
     for (std::size_t i = 0; i < half; ++i) {
@@ -272,12 +284,9 @@ TEST_CASE("alerts/redis: a proxy killed mid-stream loses nothing") {
     CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
 }
 
-TEST_CASE("alerts/redis: Redis stopped mid-stream: errors answered, nothing lost on re-send") {
-    const stream& s = generated();
-    redis_server server(true, tracked_spawn(), tracked_kill);  // append-only, fsync always
-    const json env = redis_env(server, s.config);
-    auto a = start_monitor(env);
-    auto b = start_monitor(env);
+TEST_CASE_FIXTURE(
+    two_monitors_aof,
+    "alerts/redis: Redis stopped mid-stream: errors answered, nothing lost on re-send") {
     notes got;
     const std::size_t stop_at = s.batches.size() / 3;
     std::size_t errors = 0;
@@ -414,12 +423,8 @@ std::vector<std::pair<std::string, std::string>> outbox_entries(const redis_serv
 // entry, key = its dedupKey, n = the answer's object as compact JSON; a batch re-sent to the
 // other proxy after its commit (as a consumer does when the answer was lost) answers nothing
 // and adds no entry.
-TEST_CASE("alerts/redis: the outbox holds each answered notification once, as answered") {
-    const stream& s = generated();
-    redis_server server(false, tracked_spawn(), tracked_kill);
-    const json env = redis_env(server, s.config);
-    auto a = start_monitor(env);
-    auto b = start_monitor(env);
+TEST_CASE_FIXTURE(two_monitors,
+                  "alerts/redis: the outbox holds each answered notification once, as answered") {
     std::vector<std::string> answered;
     std::size_t resent = 0, resent_with_notes = 0;
     for (std::size_t i = 0; i < s.batches.size(); ++i) {

@@ -359,6 +359,9 @@ void gateway::build_targets() {
 
 void gateway::redis_failed(const std::exception& e) {
     redis_errors_->Increment();
+    // With sentinels, the next command asks them again where the primary is (a READONLY or
+    // LOADING answer keeps the connection otherwise).
+    if (!redis_.url().sentinels.empty()) redis_.disconnect();
     redis_retry_at_ = clock::now() + ms(500);
     if (clock::now() - last_redis_log_ > std::chrono::seconds(5)) {
         last_redis_log_ = clock::now();

@@ -60,7 +60,12 @@ notification by e-mail (one message to its recipients) and to every webhook (POS
 header Idempotency-Key: <dedupKey>). Any number of gateways share the work.
 
 environment:
-  ALERT_REDIS_URL      redis://HOST[:PORT][/DB] or unix:///path/to/socket (required)
+  ALERT_REDIS_URL      redis://HOST[:PORT][/DB] or unix:///path/to/socket (this or
+                       ALERT_REDIS_SENTINELS is required)
+  ALERT_REDIS_SENTINELS HOST:PORT,HOST:PORT,... Redis Sentinels that name the primary,
+                       with ALERT_REDIS_MASTER=NAME; asked again after every Redis error
+  ALERT_REDIS_PASSWORD, ALERT_REDIS_SENTINEL_PASSWORD
+                       AUTH to Redis and to the sentinels, when set
   ALERT_REDIS_PREFIX   prefix of the Redis keys (default "alerts:"), as for the actions
 
 flags:
@@ -142,8 +147,20 @@ options parse_options(int argc, char** argv, bool& help) {
             throw std::invalid_argument("unknown flag '" + flag + "'");
         }
     }
-    if (!url || !*url) throw std::invalid_argument("ALERT_REDIS_URL is not set");
-    o.redis = parse_redis_url(url);
+    const char* sentinels = std::getenv("ALERT_REDIS_SENTINELS");
+    const char* master = std::getenv("ALERT_REDIS_MASTER");
+    const bool has_url = url && *url;
+    const bool has_sentinels = sentinels && *sentinels;
+    if (has_url && has_sentinels) {
+        throw std::invalid_argument("set ALERT_REDIS_URL or ALERT_REDIS_SENTINELS, not both");
+    }
+    if (!has_url && !has_sentinels) {
+        throw std::invalid_argument("ALERT_REDIS_URL is not set (nor ALERT_REDIS_SENTINELS)");
+    }
+    o.redis =
+        has_url ? parse_redis_url(url) : parse_redis_sentinels(sentinels, master ? master : "");
+    if (const char* p = std::getenv("ALERT_REDIS_PASSWORD")) o.redis.password = p;
+    if (const char* p = std::getenv("ALERT_REDIS_SENTINEL_PASSWORD")) o.redis.sentinel_password = p;
     if (o.smtp.empty() && o.webhooks.empty()) {
         throw std::invalid_argument("nothing to deliver to: give --smtp and/or --webhook");
     }

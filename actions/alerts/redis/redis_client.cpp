@@ -1,12 +1,15 @@
 // redis_client.cpp — hiredis (0.14) calls behind redis_client.
 #include "redis_client.hpp"
 
+#include <algorithm>
+
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 
 namespace alerts {
 
@@ -33,20 +36,20 @@ void* create_nil(const redisReadTask* task) {
 }
 
 void use_functions(redisContext* ctx) {
-    static const bool init = [ctx] {
+    static const bool INIT = [ctx] {
         default_functions = *ctx->reader->fn;
         functions = default_functions;
         functions.createNil = create_nil;
         return true;
     }();
-    (void)init;
+    (void)INIT;
     ctx->reader->fn = &functions;
 }
 
 }  // namespace
 
 redis_client::redis_client(redis_url url, std::chrono::milliseconds timeout)
-    : url_(std::move(url)), timeout_(timeout) {
+    : url_(std::move(url)), label_(url_.text), timeout_(timeout) {
     // hiredis writes with write(2): a Redis gone mid-command must be an EPIPE error (then an
     // error answer), not a SIGPIPE that kills the action process.
     std::signal(SIGPIPE, SIG_IGN);
@@ -61,15 +64,24 @@ void redis_client::disconnect() {
 }
 
 void redis_client::fail(const std::string& what) {
-    std::string message = "redis " + url_.text + ": " + what;
+    std::string message = "redis " + label_ + ": " + what;
     if (ctx_ && ctx_->err) message += ": " + std::string(ctx_->errstr);
     disconnect();
+    throw redis_unavailable(message);
+}
+
+void redis_client::error_reply(std::string_view text) {
+    disconnect();  // the rest of a pipeline is not worth reading
+    std::string message = "redis " + label_ + ": " + std::string(text);
+    for (std::string_view failover : {"READONLY", "LOADING", "MASTERDOWN"}) {
+        if (text.substr(0, failover.size()) == failover) throw redis_unavailable(message);
+    }
     throw redis_error(message);
 }
 
 void redis_client::time_out(const char* doing) {
     disconnect();
-    throw redis_timeout("redis " + url_.text + ": timed out " + doing +
+    throw redis_timeout("redis " + label_ + ": timed out " + doing +
                         " (ALERT_REDIS_TIMEOUT_MS: " + std::to_string(timeout_.count()) + " ms)");
 }
 
@@ -81,11 +93,11 @@ std::chrono::milliseconds redis_client::time_left(const char* doing) {
     return left;
 }
 
-void redis_client::connect() {
+void redis_client::open(const std::string& host, int port, const std::string& socket) {
     const timeval tv = to_timeval(time_left("connecting"));
-    ctx_ = url_.socket.empty() ? redisConnectWithTimeout(url_.host.c_str(), url_.port, tv)
-                               : redisConnectUnixWithTimeout(url_.socket.c_str(), tv);
-    if (!ctx_) throw redis_error("redis " + url_.text + ": cannot allocate a connection");
+    ctx_ = socket.empty() ? redisConnectWithTimeout(host.c_str(), port, tv)
+                          : redisConnectUnixWithTimeout(socket.c_str(), tv);
+    if (!ctx_) throw redis_error("redis " + label_ + ": cannot allocate a connection");
     if (ctx_->err) {
         if (errno == ETIMEDOUT) time_out("connecting");
         fail("cannot connect");
@@ -94,11 +106,133 @@ void redis_client::connect() {
     // A bound for blocking writes; read_reply waits for replies itself, within the time left.
     if (redisSetTimeout(ctx_, to_timeval(timeout_)) != REDIS_OK) fail("cannot set the time-out");
     ++connections_;
+}
+
+void redis_client::connect() {
+    if (url_.sentinels.empty()) {
+        open(url_.host, url_.port, url_.socket);
+    } else {
+        const redis_address primary = discover();
+        label_ = url_.text + " (" + primary.host + ":" + std::to_string(primary.port) + ")";
+        open(primary.host, primary.port, {});
+    }
+    authenticate_and_check();
     if (url_.db != 0) {
         const std::string db = std::to_string(url_.db);
         append({"SELECT", db});
         reply();
     }
+}
+
+// AUTH when a password is set; with sentinels, ROLE: the address they gave must be the
+// primary (a sentinel may still name the old one while a failover is under way).
+void redis_client::authenticate_and_check() {
+    if (!url_.password.empty()) {
+        append({"AUTH", url_.password});
+        reply();
+    }
+    if (url_.sentinels.empty()) return;
+    append({"ROLE"});
+    const redis_reply role = reply();
+    const redisReply* r = role.get();
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || !r->element[0] ||
+        r->element[0]->type != REDIS_REPLY_STRING) {
+        fail("unexpected reply to ROLE");
+    }
+    const std::string kind(r->element[0]->str, r->element[0]->len);
+    if (kind != "master") {
+        fail("the sentinels named a server that is not the primary (ROLE: " + kind + ")");
+    }
+}
+
+namespace {
+
+// One command on a sentinel's connection, hiredis's blocking call; null when it failed.
+redis_reply sentinel_command(redisContext* c, const std::vector<std::string>& args) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lens;
+    for (const std::string& a : args) {
+        argv.push_back(a.c_str());
+        lens.push_back(a.size());
+    }
+    return redis_reply(static_cast<redisReply*>(
+        redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
+}
+
+}  // namespace
+
+redis_address redis_client::discover() {
+    std::string tried;
+    auto note = [&tried](const redis_address& s, const std::string& what) {
+        if (!tried.empty()) tried += "; ";
+        tried += s.host + ":" + std::to_string(s.port) + ": " + what;
+    };
+    for (std::size_t i = 0; i < url_.sentinels.size(); ++i) {
+        const redis_address s = url_.sentinels[i];
+        std::chrono::milliseconds left = timeout_;
+        if (deadline_) {
+            left = std::chrono::ceil<std::chrono::milliseconds>(*deadline_ -
+                                                                std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                note(s, "not asked: out of time");
+                continue;
+            }
+        }
+        const timeval tv = to_timeval(std::min(left, timeout_));
+        redisContext* c = redisConnectWithTimeout(s.host.c_str(), s.port, tv);
+        if (!c) {
+            note(s, "cannot allocate a connection");
+            continue;
+        }
+        const std::unique_ptr<redisContext, void (*)(redisContext*)> owned(c, redisFree);
+        if (c->err) {
+            note(s, std::string("cannot connect: ") + c->errstr);
+            continue;
+        }
+        redisSetTimeout(c, tv);
+        if (!url_.sentinel_password.empty()) {
+            const redis_reply auth = sentinel_command(c, {"AUTH", url_.sentinel_password});
+            if (!auth || auth->type == REDIS_REPLY_ERROR) {
+                note(s, "AUTH failed: " +
+                            (auth ? std::string(auth->str, auth->len) : std::string(c->errstr)));
+                continue;
+            }
+        }
+        const redis_reply r =
+            sentinel_command(c, {"SENTINEL", "get-master-addr-by-name", url_.master});
+        if (!r) {
+            note(s, std::string("no answer: ") + c->errstr);
+            continue;
+        }
+        if (r->type == REDIS_REPLY_ERROR) {
+            note(s, std::string(r->str, r->len));
+            continue;
+        }
+        if (r->type == REDIS_REPLY_NIL) {
+            note(s, "does not know a primary named '" + url_.master + "'");
+            continue;
+        }
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !r->element[0] || !r->element[1] ||
+            r->element[0]->type != REDIS_REPLY_STRING ||
+            r->element[1]->type != REDIS_REPLY_STRING) {
+            note(s, "unexpected reply to SENTINEL get-master-addr-by-name");
+            continue;
+        }
+        redis_address primary;
+        primary.host.assign(r->element[0]->str, r->element[0]->len);
+        primary.port = std::atoi(r->element[1]->str);
+        if (primary.port <= 0 || primary.port > 65535) {
+            note(s, "named an invalid port");
+            continue;
+        }
+        // The sentinel that answered is asked first next time (Sentinel's client guidelines).
+        std::rotate(url_.sentinels.begin(), url_.sentinels.begin() + static_cast<std::ptrdiff_t>(i),
+                    url_.sentinels.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        return primary;
+    }
+    label_ = url_.text;
+    throw redis_unavailable("redis " + url_.text + ": no sentinel named the primary (tried " +
+                            tried + ")");
 }
 
 void redis_client::append(const std::vector<std::string_view>& args) {
@@ -129,7 +263,7 @@ void redis_client::append_resp(std::initializer_list<std::string_view> pieces) {
 }
 
 redis_reply redis_client::reply_or_error() {
-    if (!ctx_ || queued_ == 0) throw redis_error("redis " + url_.text + ": no command queued");
+    if (!ctx_ || queued_ == 0) throw redis_error("redis " + label_ + ": no command queued");
     void* raw = read_reply();
     --queued_;
     return redis_reply(static_cast<redisReply*>(raw));
@@ -167,11 +301,7 @@ void* redis_client::read_reply() {
 
 redis_reply redis_client::reply() {
     redis_reply r = reply_or_error();
-    if (r->type == REDIS_REPLY_ERROR) {
-        const std::string text(r->str, r->len);
-        disconnect();  // the rest of a pipeline is not worth reading
-        throw redis_error("redis " + url_.text + ": " + text);
-    }
+    if (r->type == REDIS_REPLY_ERROR) error_reply(std::string(r->str, r->len));
     return r;
 }
 

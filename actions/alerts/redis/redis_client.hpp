@@ -6,6 +6,12 @@
 // and every wait for a reply share one budget of `timeout` (ALERT_REDIS_TIMEOUT_MS), however
 // many round trips it takes; outside them each connect or reply gets the whole `timeout`.
 // Running out throws redis_timeout, whose message says "timed out".
+// With sentinels (redis_url::sentinels), connecting first asks them, in order (the last one
+// that answered first), for the primary's address (SENTINEL get-master-addr-by-name), then
+// checks with ROLE that it is the primary; a failure names every sentinel tried and what each
+// answered. What a failover causes (a broken connection, a time-out, a READONLY, LOADING or
+// MASTERDOWN answer, a primary that is no longer one) throws redis_unavailable: asking the
+// sentinels again may help.
 #pragma once
 
 #include <hiredis.h>
@@ -28,10 +34,18 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// The time budget ran out (Redis did not answer in time): no point in trying again at once.
-class redis_timeout : public redis_error {
+/// The connection failed, or Redis answered that it is not (or not yet) the writable primary:
+/// after a failover, another connection may succeed.
+class redis_unavailable : public redis_error {
 public:
     using redis_error::redis_error;
+};
+
+/// The time budget ran out (Redis did not answer in time): no point in trying again at once
+/// on the same server.
+class redis_timeout : public redis_unavailable {
+public:
+    using redis_unavailable::redis_unavailable;
 };
 
 struct reply_deleter {
@@ -60,7 +74,17 @@ public:
     std::vector<redis_reply> replies(std::size_t n);
     /// From now on, everything shares one budget of `timeout` (one activation's I/O).
     void start_deadline() { deadline_ = std::chrono::steady_clock::now() + timeout_; }
+    /// The same, ending at `until`.
+    void start_deadline(std::chrono::steady_clock::time_point until) { deadline_ = until; }
     void clear_deadline() { deadline_.reset(); }
+    /// The budget's end, if one is set.
+    std::optional<std::chrono::steady_clock::time_point> deadline() const { return deadline_; }
+    /// Throws for an error reply (its text): redis_unavailable for READONLY, LOADING and
+    /// MASTERDOWN (a failover under way), else redis_error; drops the connection.
+    [[noreturn]] void error_reply(std::string_view text);
+    /// Whatever the log lines call the server: the URL, or the sentinels' primary and its
+    /// address once known.
+    const std::string& label() const { return label_; }
     /// Drops the connection (after a failure), so the next command reconnects.
     void disconnect();
 
@@ -79,6 +103,10 @@ public:
 
 private:
     void connect();
+    /// Asks the sentinels, in order, for the primary's address.
+    redis_address discover();
+    void open(const std::string& host, int port, const std::string& socket);
+    void authenticate_and_check();
     /// Sends what is queued and reads until one reply is complete, within the time left.
     void* read_reply();
     /// The time left before the deadline (the whole time-out without one); throws
@@ -88,6 +116,7 @@ private:
     [[noreturn]] void time_out(const char* doing);
 
     redis_url url_;
+    std::string label_;
     std::chrono::milliseconds timeout_;
     std::optional<std::chrono::steady_clock::time_point> deadline_;
     redisContext* ctx_ = nullptr;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <thread>
 
 #include "../core/device_machine.hpp"
 #include "../core/result_json.hpp"
@@ -101,50 +102,143 @@ redis_store::redis_store(redis_store_options options)
       outbox_key_(options_.prefix + "outbox") {}
 
 batch_result redis_store::process(alert_core& core, const std::vector<etag>& batch, double now) {
+    using clock = std::chrono::steady_clock;
     ++counters_.batches;
     // Every round trip of this activation (connect, reads, commits, a retry) shares one
-    // ALERT_REDIS_TIMEOUT_MS.
+    // ALERT_REDIS_TIMEOUT_MS; with sentinels, each attempt gets that much, and the attempts
+    // together until give_up_at.
     struct deadline {
         redis_client& client;
-        explicit deadline(redis_client& c) : client(c) { client.start_deadline(); }
+        explicit deadline(redis_client& c) : client(c) {}
         ~deadline() { client.clear_deadline(); }
         deadline(const deadline&) = delete;
         deadline& operator=(const deadline&) = delete;
     } budget(client_);
+    const bool failover = !options_.url.sentinels.empty();
+    const clock::time_point start = clock::now();
+    const clock::time_point until = failover ? give_up_at(start) : start + options_.timeout;
+    int retries = 0;
+    wrote_ = false;
     try {
         if (core.config() != known_config_) {
             reset_knowledge();
             known_config_ = core.config();
         }
         collect_keys(core, batch);
-        for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
-            core.forget(touched_);
-            touched_.clear();
-            read_reconnecting(core, now);
-            batch_result result = core.process(batch, now);
-            mark_unread_absent(core);
-            remember_touched(core);
-            if (options_.before_commit) options_.before_commit();
-            if (commit_changes(core, result)) {
-                held_.clear();
+        for (;;) {
+            client_.start_deadline(failover ? std::min(until, clock::now() + options_.timeout)
+                                            : until);
+            try {
+                batch_result result = attempt(core, batch, now);
+                if (retries > 0) {
+                    std::cerr << "alerts: redis: the batch went through on " << client_.label()
+                              << " after "
+                              << std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     clock::now() - start)
+                                     .count()
+                              << " ms and " << retries << " retries" << std::endl;
+                }
                 return result;
+            } catch (const redis_unavailable& e) {
+                // A failover under way: ask the sentinels again, retry the batch from its read.
+                const auto pause = std::chrono::milliseconds(100);
+                if (!failover || clock::now() + pause >= until) {
+                    if (retries == 0) throw;
+                    throw redis_unavailable(
+                        std::string(e.what()) + " (gave up after " +
+                        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           clock::now() - start)
+                                           .count()) +
+                        " ms of retries asking the sentinels " + sentinel_list(options_.url) + ")");
+                }
+                if (retries == 0) {
+                    std::cerr << "alerts: redis: " << e.what()
+                              << ": asking the sentinels again and retrying the batch" << std::endl;
+                }
+                ++retries;
+                ++counters_.failover_retries;
+                drop_batch_state(core);
+                std::this_thread::sleep_for(pause);
             }
-            ++counters_.conflicts;
         }
-        throw redis_error("redis " + options_.url.text + ": gave up after " +
-                          std::to_string(options_.max_attempts) +
-                          " commits lost to other containers");
     } catch (const std::exception& e) {
         ++counters_.failures;
-        client_.disconnect();
-        held_.clear();
-        reset_knowledge();       // what the log vouched for is not trusted after a failure
-        remember_touched(core);  // whatever was restored is forgotten before the next batch
-        std::cerr << "alerts: state store failed, the activation answers an error and stored "
-                     "nothing: "
+        drop_batch_state(core);
+        // After a commit (WAIT unconfirmed, or the connection lost during WAIT), what it wrote
+        // stands on the primary, unless a failover loses it: not "stored nothing".
+        std::cerr << (wrote_ ? "alerts: state store failed after a commit the replicas did not "
+                               "confirm, the activation answers an error: "
+                             : "alerts: state store failed, the activation answers an error and "
+                               "stored nothing: ")
                   << e.what() << std::endl;
         throw;
     }
+}
+
+// When a batch retried across a failover gives up: a little before the activation's deadline,
+// or ALERT_REDIS_FAILOVER_MS after it started when it has none.
+std::chrono::steady_clock::time_point redis_store::give_up_at(
+    std::chrono::steady_clock::time_point start) {
+    const auto fallback = start + options_.failover_time;
+    if (!options_.activation_deadline) return fallback;
+    const auto deadline = options_.activation_deadline();
+    if (deadline == std::chrono::system_clock::time_point::max()) return fallback;
+    const auto left = deadline - std::chrono::system_clock::now() - std::chrono::milliseconds(250);
+    return start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
+}
+
+// After a failure: nothing of this batch is kept (the next attempt, or batch, reads again).
+void redis_store::drop_batch_state(alert_core& core) {
+    client_.disconnect();
+    held_.clear();
+    reset_knowledge();       // what the log vouched for is not trusted after a failure
+    remember_touched(core);  // whatever was restored is forgotten before the next attempt
+}
+
+// One read–decide–commit (again on fresh records after a commit lost to another container),
+// then WAIT when the commit wrote something.
+batch_result redis_store::attempt(alert_core& core, const std::vector<etag>& batch, double now) {
+    for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+        core.forget(touched_);
+        touched_.clear();
+        read_reconnecting(core, now);
+        batch_result result = core.process(batch, now);
+        mark_unread_absent(core);
+        remember_touched(core);
+        if (options_.before_commit) options_.before_commit();
+        wrote_ = false;
+        if (commit_changes(core, result)) {
+            held_.clear();
+            if (wrote_) wait_for_replicas();
+            return result;
+        }
+        ++counters_.conflicts;
+    }
+    throw redis_error("redis " + client_.label() + ": gave up after " +
+                      std::to_string(options_.max_attempts) + " commits lost to other containers");
+}
+
+// Durable before announced: the replicas confirm the commit (WAIT), or the activation answers
+// an error. WAIT waits on the server for up to ALERT_REDIS_WAIT_MS: its reply gets that long,
+// and a little more, whatever is left of the activation's budget.
+void redis_store::wait_for_replicas() {
+    if (options_.min_replicas <= 0) return;
+    const auto need =
+        std::chrono::steady_clock::now() + options_.wait_time + std::chrono::milliseconds(500);
+    if (const auto d = client_.deadline(); d && *d < need) client_.start_deadline(need);
+    const std::string replicas = std::to_string(options_.min_replicas);
+    const std::string ms = std::to_string(options_.wait_time.count());
+    client_.append({"WAIT", replicas, ms});
+    const std::vector<redis_reply> r = client_.replies(1);
+    ++counters_.waits;
+    const std::uint64_t confirmed = integer_of(r[0].get());
+    if (confirmed >= static_cast<std::uint64_t>(options_.min_replicas)) return;
+    ++counters_.wait_failures;
+    throw redis_error("redis " + client_.label() + ": the commit reached " +
+                      std::to_string(confirmed) + " replica(s) within ALERT_REDIS_WAIT_MS (" + ms +
+                      " ms), ALERT_REDIS_MIN_REPLICAS asks for " + replicas +
+                      ": it stands on the primary only (a failover could lose it); re-send the "
+                      "batch, which adds nothing once the commit is safe");
 }
 
 std::size_t redis_store::find_or_add(std::string_view account, std::string_view device,
@@ -601,11 +695,7 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         client_.append_resp({head_, command_});
         reply = std::move(client_.replies(1)[0]);
     }
-    if (reply->type == REDIS_REPLY_ERROR) {
-        const std::string text(reply->str, reply->len);
-        client_.disconnect();
-        throw redis_error("redis " + options_.url.text + ": " + text);
-    }
+    if (reply->type == REDIS_REPLY_ERROR) client_.error_reply(std::string(reply->str, reply->len));
     const redisReply* r = reply.get();
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
         throw redis_error("redis: unexpected reply to the commit script");
@@ -613,6 +703,7 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     if (options_.after_commit) options_.after_commit();
     if (integer_of(r->element[0]) == 0) return false;
     ++counters_.commits;
+    wrote_ = true;
     counters_.outbox_entries += m;
     if (r->elements > 3 && integer_of(r->element[3]) > 0) warn_dropped(integer_of(r->element[3]));
     for (std::uint32_t d : devices) mark(d, PRESENT);

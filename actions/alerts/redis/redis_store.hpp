@@ -13,8 +13,15 @@
 //     of those devices in between, nothing is written and the batch is decided again on fresh
 //     records. Same-state heartbeats change no record, so a batch of them writes nothing.
 // A failure throws redis_error (the activation answers an error), logs one line and drops the
-// connection; the next activation reconnects. Nothing is kept in the process between batches
-// (the device table and the command buffers are reused, never their contents).
+// connection; the next activation reconnects.
+// With sentinels (ALERT_REDIS_SENTINELS), what a failover causes (redis_unavailable: a broken
+// connection, a time-out, READONLY, LOADING, a primary that is no longer one) makes the store
+// ask the sentinels again and retry the whole read–decide–commit, until the activation's
+// deadline is near (or ALERT_REDIS_FAILOVER_MS when it has none). After a commit that wrote
+// something, WAIT for ALERT_REDIS_MIN_REPLICAS replicas within ALERT_REDIS_WAIT_MS: fewer is
+// an error answer (the commit stands on the primary; a re-sent batch adds nothing). Nothing is kept
+// in the process between batches (the device table and the command buffers are reused, never their
+// contents).
 #pragma once
 
 #include <chrono>
@@ -38,6 +45,15 @@ struct redis_store_options {
     bool outbox = true;      // append the notifications to <prefix>outbox (ALERT_OUTBOX)
     std::size_t outbox_maxlen = 1000000;   // the outbox's cap (ALERT_OUTBOX_MAXLEN)
     std::size_t outbox_trim_above = 1000;  // trim acknowledged entries past this length
+    /// Sentinel mode (url.sentinels): the whole time a batch may be retried across a failover
+    /// when the activation has no deadline (ALERT_REDIS_FAILOVER_MS).
+    std::chrono::milliseconds failover_time{10000};
+    /// Replicas that must confirm a commit that wrote something (ALERT_REDIS_MIN_REPLICAS; 0:
+    /// no WAIT), within wait_time (ALERT_REDIS_WAIT_MS).
+    int min_replicas = 0;
+    std::chrono::milliseconds wait_time{1000};
+    /// The activation's deadline (system clock; max() when it has none). Unset: none.
+    std::function<std::chrono::system_clock::time_point()> activation_deadline;
     /// Runs between the read and the commit of every attempt: lets the tests put another
     /// container's commit exactly there. Unset in the actions.
     std::function<void()> before_commit;
@@ -53,10 +69,13 @@ struct redis_store_counters {
     std::uint64_t commits = 0;
     std::uint64_t conflicts = 0;
     std::uint64_t failures = 0;
-    std::uint64_t skipped = 0;         // device reads saved: known to have no record
-    std::uint64_t log_resets = 0;      // times the creations log could not vouch for those
-    std::uint64_t outbox_entries = 0;  // notifications appended to the outbox
-    std::uint64_t outbox_dropped = 0;  // entries the commits dropped over the outbox's cap
+    std::uint64_t skipped = 0;           // device reads saved: known to have no record
+    std::uint64_t log_resets = 0;        // times the creations log could not vouch for those
+    std::uint64_t outbox_entries = 0;    // notifications appended to the outbox
+    std::uint64_t outbox_dropped = 0;    // entries the commits dropped over the outbox's cap
+    std::uint64_t failover_retries = 0;  // attempts retried after a redis_unavailable
+    std::uint64_t waits = 0;             // WAITs after commits
+    std::uint64_t wait_failures = 0;     // WAITs the replicas did not confirm in time
 };
 
 class redis_store : public state_store {
@@ -71,6 +90,11 @@ public:
     std::uint64_t round_trips() const { return client_.round_trips(); }
 
 private:
+    batch_result attempt(alert_core& core, const std::vector<etag>& batch, double now);
+    std::chrono::steady_clock::time_point give_up_at(std::chrono::steady_clock::time_point start);
+    void drop_batch_state(alert_core& core);
+    void wait_for_replicas();
+
     struct batch_device {
         std::string_view account, device;  // into the batch, or into extra_keys_
         std::uint64_t hash = 0;            // alert_core::device_key_hash
@@ -121,6 +145,7 @@ private:
     std::uint64_t unwarned_drops_ = 0;
     std::string script_sha_;               // of REDIS_COMMIT_SCRIPT, from SCRIPT LOAD
     std::uint64_t script_connection_ = 0;  // the connection it was loaded on
+    bool wrote_ = false;                   // the last commit_changes wrote something
 
     // Per batch. Commands are written in the protocol's form into reused buffers, replies kept
     // until the commit (the records as read are views into them): no string per key.

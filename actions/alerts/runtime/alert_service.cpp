@@ -71,19 +71,38 @@ service_env read_environment() {
     env.state_dir = env_or_empty("ALERT_STATE_DIR");
     env.fsync = env_or_empty("ALERT_STATE_FSYNC") == "1";
     env.redis_url = env_or_empty("ALERT_REDIS_URL");
+    env.redis_sentinels = env_or_empty("ALERT_REDIS_SENTINELS");
+    env.redis_master = env_or_empty("ALERT_REDIS_MASTER");
+    env.redis_password = env_or_empty("ALERT_REDIS_PASSWORD");
+    env.redis_sentinel_password = env_or_empty("ALERT_REDIS_SENTINEL_PASSWORD");
     env.redis_prefix = env_or_empty("ALERT_REDIS_PREFIX");
     if (env.redis_prefix.empty()) env.redis_prefix = "alerts:";
     env.redis_id_ttl = env_number("ALERT_REDIS_ID_TTL", 600, 1, 30 * 86400);
     env.redis_timeout_ms = env_number("ALERT_REDIS_TIMEOUT_MS", 2000, 1, 600000);
+    env.redis_failover_ms = env_number("ALERT_REDIS_FAILOVER_MS", 10000, 1, 600000);
+    env.redis_min_replicas =
+        env_number("ALERT_REDIS_MIN_REPLICAS", env.redis_sentinels.empty() ? 0 : 1, 0, 100);
+    env.redis_wait_ms = env_number("ALERT_REDIS_WAIT_MS", 1000, 1, 600000);
     env.outbox = env_number("ALERT_OUTBOX", 1, 0, 1) == 1;
     env.outbox_maxlen = env_number("ALERT_OUTBOX_MAXLEN", 1000000, 1000, 1000000000);
-    if (!env.redis_url.empty()) {
-        parse_redis_url(env.redis_url);  // throws for a malformed URL
-        if (!env.state_dir.empty()) {
-            throw std::invalid_argument(
-                "set ALERT_REDIS_URL or ALERT_STATE_DIR, not both (the Redis store is shared by "
-                "every container; a state dir belongs to one)");
-        }
+    if (!env.redis_url.empty() && !env.redis_sentinels.empty()) {
+        throw std::invalid_argument(
+            "set ALERT_REDIS_URL or ALERT_REDIS_SENTINELS, not both (the sentinels name the "
+            "primary)");
+    }
+    if (!env.redis_url.empty()) parse_redis_url(env.redis_url);  // throws for a malformed URL
+    if (!env.redis_sentinels.empty()) parse_redis_sentinels(env.redis_sentinels, env.redis_master);
+    if (env.redis_sentinels.empty() && !env.redis_master.empty()) {
+        throw std::invalid_argument(
+            "ALERT_REDIS_MASTER is set but ALERT_REDIS_SENTINELS is not: list the sentinels "
+            "that know the primary");
+    }
+    if (env.uses_redis() && !env.state_dir.empty()) {
+        throw std::invalid_argument(
+            std::string("set ") +
+            (env.redis_url.empty() ? "ALERT_REDIS_SENTINELS" : "ALERT_REDIS_URL") +
+            " or ALERT_STATE_DIR, not both (the Redis store is shared by every container; a "
+            "state dir belongs to one)");
     }
     return env;
 }
@@ -140,11 +159,11 @@ void register_redis_store(store_factory make) noexcept { redis_factory() = make;
 
 void alert_service::open_store() {
     if (store_) return;
-    if (!env_.redis_url.empty()) {
+    if (env_.uses_redis()) {
         if (!redis_factory()) {
-            throw std::runtime_error(
-                "ALERT_REDIS_URL is set but this build of the action has no Redis store (link "
-                "actions/alerts/redis/register_redis_store.cpp and hiredis)");
+            throw std::runtime_error("ALERT_REDIS_URL or ALERT_REDIS_SENTINELS is set but this "
+                                     "build of the action has no Redis store (link "
+                                     "actions/alerts/redis/register_redis_store.cpp and hiredis)");
         }
         store_ = redis_factory()(env_);
     } else if (env_.state_dir.empty()) {
@@ -204,6 +223,19 @@ alert_service& service_of(action_kind kind) {
 }
 
 }  // namespace
+
+std::chrono::system_clock::time_point activation_deadline() noexcept {
+    using namespace std::chrono;
+    const char* text = std::getenv("__OW_DEADLINE");
+    if (!text || !*text) return system_clock::time_point::max();
+    char* end = nullptr;
+    const long long ms = std::strtoll(text, &end, 10);
+    if (*end != '\0' || ms <= 0 || ms > 9000000000000LL) {
+        return system_clock::time_point::max();
+    }
+    const system_clock::time_point deadline{milliseconds(ms)};
+    return deadline > system_clock::now() ? deadline : system_clock::time_point::max();
+}
 
 void start_service(action_kind kind) { service_of(kind); }
 

@@ -5,6 +5,7 @@
 // `value` into a batch and of the core's result into the answer and the log lines.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -26,15 +27,31 @@ struct service_env {
     std::string state_dir;        // ALERT_STATE_DIR
     bool fsync = false;           // ALERT_STATE_FSYNC=1
     std::string redis_url;        // ALERT_REDIS_URL
-    std::string redis_prefix;     // ALERT_REDIS_PREFIX (default "alerts:")
-    int redis_id_ttl = 600;       // ALERT_REDIS_ID_TTL, seconds
-    int redis_timeout_ms = 2000;  // ALERT_REDIS_TIMEOUT_MS
+    std::string redis_sentinels;  // ALERT_REDIS_SENTINELS (host:port,...), instead of the URL
+    std::string redis_master;     // ALERT_REDIS_MASTER: the primary's name at the sentinels
+    std::string redis_password;   // ALERT_REDIS_PASSWORD
+    std::string redis_sentinel_password;  // ALERT_REDIS_SENTINEL_PASSWORD
+    std::string redis_prefix;             // ALERT_REDIS_PREFIX (default "alerts:")
+    int redis_id_ttl = 600;               // ALERT_REDIS_ID_TTL, seconds
+    int redis_timeout_ms = 2000;          // ALERT_REDIS_TIMEOUT_MS
+    int redis_failover_ms = 10000;        // ALERT_REDIS_FAILOVER_MS
+    int redis_min_replicas = 0;           // ALERT_REDIS_MIN_REPLICAS (default 1 with sentinels)
+    int redis_wait_ms = 1000;             // ALERT_REDIS_WAIT_MS
+
+    /// ALERT_REDIS_URL or ALERT_REDIS_SENTINELS is set.
+    bool uses_redis() const { return !redis_url.empty() || !redis_sentinels.empty(); }
     bool outbox = true;           // ALERT_OUTBOX (1, the default; 0: no outbox)
     int outbox_maxlen = 1000000;  // ALERT_OUTBOX_MAXLEN
 };
 
 /// Reads the environment; throws std::invalid_argument for a value that cannot work.
 service_env read_environment();
+
+/// The deadline of the activation being served, or max() when it has none: how long the Redis
+/// store may retry a batch across a failover. The launcher exports the request's `deadline`
+/// (OpenWhisk's, a string of epoch milliseconds) as __OW_DEADLINE; one that has passed is left
+/// from an earlier activation, and counts as none.
+std::chrono::system_clock::time_point activation_deadline() noexcept;
 
 /// Makes the Redis store from the environment. redis/register_redis_store.cpp registers it
 /// (the CMake-built actions link that file and hiredis); a build without it, such as

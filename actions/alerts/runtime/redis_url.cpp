@@ -1,4 +1,4 @@
-// redis_url.cpp — parsing of ALERT_REDIS_URL.
+// redis_url.cpp — parsing of ALERT_REDIS_URL and ALERT_REDIS_SENTINELS.
 #include "redis_url.hpp"
 
 #include <charconv>
@@ -55,6 +55,52 @@ redis_url parse_redis_url(std::string_view text) {
     if (rest.empty()) bad(text);
     url.host = std::string(rest);
     return url;
+}
+
+redis_url parse_redis_sentinels(std::string_view sentinels, std::string_view master) {
+    const auto bad_list = [&](const std::string& what) {
+        throw std::invalid_argument("ALERT_REDIS_SENTINELS '" + std::string(sentinels) +
+                                    "': " + what + " (HOST:PORT,HOST:PORT,...)");
+    };
+    if (master.empty()) {
+        throw std::invalid_argument(
+            "ALERT_REDIS_SENTINELS is set but ALERT_REDIS_MASTER is not: name the primary the "
+            "sentinels watch (their `sentinel monitor NAME ...`)");
+    }
+    redis_url url;
+    url.master = std::string(master);
+    url.text = "sentinel master " + url.master;
+    std::string_view rest = sentinels;
+    while (!rest.empty()) {
+        const std::size_t comma = rest.find(',');
+        std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+        const std::size_t colon = item.rfind(':');
+        if (item.empty() || colon == std::string_view::npos || colon == 0) {
+            bad_list("'" + std::string(item) + "' is not HOST:PORT");
+        }
+        int port = 0;
+        const std::string_view digits = item.substr(colon + 1);
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+        if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() ||
+            port < 1 || port > 65535) {
+            bad_list("the port of '" + std::string(item) + "' must be a number from 1 to 65535");
+        }
+        url.sentinels.push_back({std::string(item.substr(0, colon)), port});
+    }
+    if (url.sentinels.empty()) bad_list("no sentinel given");
+    return url;
+}
+
+std::string sentinel_list(const redis_url& url) {
+    std::string out;
+    for (const redis_address& s : url.sentinels) {
+        if (!out.empty()) out += ',';
+        out += s.host + ":" + std::to_string(s.port);
+    }
+    return out;
 }
 
 }  // namespace alerts
