@@ -432,7 +432,9 @@ TEST_CASE("sentinel: a replica named as the primary, or WAIT unconfirmed: error 
     auto careful = start_monitor(json{{"ALERT_CONFIG", config.string()},
                                       {"ALERT_REDIS_URL", primary->url()},
                                       {"ALERT_REDIS_MIN_REPLICAS", "1"},
-                                      {"ALERT_REDIS_WAIT_MS", "300"}});
+                                      // Room for a loaded CI machine: a healthy replica
+                                      // confirms at once, the paused one costs this much.
+                                      {"ALERT_REDIS_WAIT_MS", "2000"}});
     const json first = answer_of(*careful, batch(json::array({motion("m1", T0)}), T0 + 1).dump());
     REQUIRE_MESSAGE(first.contains("notifications"), first.dump());
     CHECK(first["notifications"].size() == 1);
@@ -445,7 +447,7 @@ TEST_CASE("sentinel: a replica named as the primary, or WAIT unconfirmed: error 
     CHECK_FALSE(unconfirmed.contains("notifications"));
     CHECK(unconfirmed.value("error", "") ==
           "redis " + primary->url() +
-              ": the commit reached 0 replica(s) within ALERT_REDIS_WAIT_MS (300 ms), "
+              ": the commit reached 0 replica(s) within ALERT_REDIS_WAIT_MS (2000 ms), "
               "ALERT_REDIS_MIN_REPLICAS asks for 1: it stands on the primary only (a failover "
               "could lose it); re-send the batch, which adds nothing once the commit is safe");
     CHECK(primary->command({"XLEN", "alerts:outbox"}) == "2");

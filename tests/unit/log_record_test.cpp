@@ -58,7 +58,9 @@ TEST_CASE("log_record: a long message is cut at a UTF-8 boundary and says how mu
     const json cut = record("abcdef", nullptr, 4);
     CHECK(cut["message"] == "abcd");
     CHECK(cut["truncated"] == 2);
-    const json utf8 = record("ab\xc3\xa9" "cd", nullptr, 3);  // é is 2 bytes: not split
+    const json utf8 = record("ab\xc3\xa9"
+                             "cd",
+                             nullptr, 3);  // é is 2 bytes: not split
     CHECK(utf8["message"] == "ab");
     CHECK(utf8["truncated"] == 4);
     const json lost = record(R"({"a":1})", nullptr, 100, 10);  // bytes dropped before
