@@ -74,6 +74,9 @@ const knob VARIABLES[] = {
     {"OW_SPIN_US", "50",
      "microseconds the idle event loop polls before it sleeps, while requests come less than "
      "1 ms apart and no activation is in flight; 0 turns it off"},
+    {"OW_CGROUP_DIR", "found",
+     "the memory cgroup directory whose OOM-kill count (memory.events, v1 memory.oom_control) "
+     "and limit name an out-of-memory death; unset: the one /proc/self/cgroup names"},
     {"SPDLOG_LEVEL", "warn", "the proxy's own diagnostics on stderr (-debug: debug)"},
     {"ACTIONLOOP_CXXFLAGS", "empty",
      "extra flags for compile (e.g. -O2): in /init's env, or "
@@ -229,6 +232,7 @@ settings load_settings(int argc, char** argv) {
     const std::string pipeline = env_string("OW_PIPELINE");
     s.pipeline = !(pipeline == "0" || pipeline == "false" || pipeline == "off");
     s.cxxflags = env_string("ACTIONLOOP_CXXFLAGS");
+    s.cgroup_dir = env_string("OW_CGROUP_DIR");
     if (const char* platform = std::getenv("__OW_RUNTIME_PLATFORM")) s.runtime_platform = platform;
     return s;
 }

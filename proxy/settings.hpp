@@ -41,6 +41,7 @@ struct settings {
     bool pipeline = true;                  // OW_PIPELINE=0 turns pipelining off
     int spin_us = 50;                      // OW_SPIN_US (http/event_loop.hpp)
     std::string cxxflags;                  // ACTIONLOOP_CXXFLAGS (for -compile)
+    std::string cgroup_dir;                // OW_CGROUP_DIR ("": found, engine/cgroup_memory.hpp)
     std::string action_dir = "action";     // where action/N/{src,bin} live (cwd-relative)
 
     // Single-entrypoint mode (proxy/knative/): __OW_RUNTIME_PLATFORM, nullopt when unset.
