@@ -188,3 +188,22 @@ TEST_CASE("diagnostics: a C++ action built with -g says file:line in its backtra
     CHECK_REPLY(proxy.run(json{{"after", "crash"}}), 200,
                 "{\"traceparent\":\"\",\"transaction_id\":\"\"}\n");
 }
+
+TEST_CASE("diagnostics: a raw entry point gets the same trace context") {
+    proxy_process proxy(cpp_runtime());
+    REQUIRE(proxy.init(fixture_text("cpp/trace_raw.cpp")).status == 200);
+    const json ids = {{"transaction_id", "tid-42"},
+                      {"activation_id", "0123456789abcdef0123456789abcdef"}};
+    const json derived = json_of(proxy.run(json::object(), ids));
+    CHECK(derived["transaction_id"] == "tid-42");
+    const std::string traceparent = derived["traceparent"].get<std::string>();
+    CHECK_MESSAGE(std::regex_match(traceparent, std::regex(TRACEPARENT)), traceparent);
+    CHECK(traceparent.substr(35) == "-0123456789abcdef-01");
+    const json web = {
+        {"__ow_headers",
+         {{"accept", "*/*"},
+          {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}};
+    CHECK(json_of(proxy.run(web, ids))["traceparent"] ==
+          "00-4bf92f3577b34da6a3ce929d0e0e4736-0123456789abcdef-01");
+    CHECK(json_of(proxy.run(json{{"x", 1}}))["traceparent"] == "");  // nothing to carry
+}
