@@ -121,7 +121,7 @@ int on_frame(void* data, std::uintptr_t pc, const char* file, int line, const ch
         return 0;
     }
     char readable[512];
-    const char* name = function == nullptr ? "??"
+    const char* name = function == nullptr                                    ? "??"
                        : demangle_simple(function, readable, sizeof readable) ? readable
                                                                               : function;
     // compile's name for a `main` of the action's (entry.hpp)
@@ -177,9 +177,8 @@ void on_crash(int sig, siginfo_t* info, void*) {
             // type->name() is mangled without the _Z prefix.
             char mangled[512] = "_Z";
             std::strncat(mangled, type->name(), sizeof mangled - 3);
-            out.text(": ").text(demangle_simple(mangled, readable, sizeof readable)
-                                    ? readable
-                                    : type->name());
+            out.text(": ").text(demangle_simple(mangled, readable, sizeof readable) ? readable
+                                                                                    : type->name());
         }
         try {
             std::rethrow_exception(current);
