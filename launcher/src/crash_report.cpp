@@ -223,12 +223,26 @@ struct demangler {
         return anonymous ? put("(anonymous namespace)") : put(last, len);
     }
 
-    // Template arguments, balanced, shown as <…>.
+    // Template arguments, balanced, shown as <…>: I, N (nested names) and X (expressions) open
+    // what E closes; names are skipped whole (they may hold those letters), literals too.
     bool template_args() {
         int depth = 0;
         do {
             if (*in == '\0') return false;
-            if (*in == 'I') ++depth;
+            if (*in >= '1' && *in <= '9') {
+                long len = 0;
+                while (*in >= '0' && *in <= '9') len = len * 10 + (*in++ - '0');
+                if (len > static_cast<long>(std::strlen(in))) return false;
+                in += len;
+                continue;
+            }
+            if (*in == 'L') {  // a literal, L <type> <value> E: its digits are no length
+                while (*in != '\0' && *in != 'E') ++in;
+                if (*in == '\0') return false;
+                ++in;
+                continue;
+            }
+            if (*in == 'I' || *in == 'N' || *in == 'X') ++depth;
             if (*in == 'E') --depth;
             ++in;
         } while (depth > 0);
