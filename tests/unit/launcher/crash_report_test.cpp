@@ -39,10 +39,10 @@ TEST_CASE("crash report: template arguments are shown as <…>, balanced") {
 
 TEST_CASE("crash report: what the demangler does not know stays mangled, and it never overflows") {
     CHECK(demangled("_ZN3fooclEv") == "<mangled>");  // operator()
-    CHECK(demangled("main") == "<mangled>");          // not a C++ name
+    CHECK(demangled("main") == "<mangled>");         // not a C++ name
     CHECK(demangled("_Z") == "<mangled>");
-    CHECK(demangled("_Z99short") == "<mangled>");      // a length past the end
-    CHECK(demangled("_ZN3foo") == "<mangled>");        // no E
+    CHECK(demangled("_Z99short") == "<mangled>");                    // a length past the end
+    CHECK(demangled("_ZN3foo") == "<mangled>");                      // no E
     CHECK(demangled("_ZN4shop10read_priceEPVi", 8) == "<mangled>");  // does not fit
     CHECK_FALSE(demangle_simple(nullptr, nullptr, 0));
 }
