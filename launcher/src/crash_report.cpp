@@ -2,7 +2,9 @@
 #include "crash_report.hpp"
 
 #include <backtrace.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -18,6 +20,7 @@ namespace {
 
 backtrace_state* state = nullptr;
 volatile sig_atomic_t first_signal = 0;  // the signal being reported (0: none yet)
+pid_t reporter = 0;                      // the thread reporting it (its tid)
 constexpr int REPORT_SECONDS = 10;       // the alarm that ends a report that hangs
 constexpr int SIGNALS[] = {SIGSEGV, SIGABRT, SIGFPE, SIGILL, SIGBUS};
 
@@ -141,8 +144,17 @@ void print_backtrace(int skip) {
     if (seen.count == 0) line_out().text("  (no frames could be read)").end();
 }
 
-void die_of(int sig) {
-    ::signal(sig, SIG_DFL);
+// The default action for `sig`, unblocked, then the signal: the process ends as it would
+// have without the report.
+[[noreturn]] void die_of(int sig) {
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    ::sigaction(sig, &fallback, nullptr);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    ::pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
     ::raise(sig);
     ::_exit(128 + sig);
 }
@@ -150,9 +162,20 @@ void die_of(int sig) {
 void on_alarm(int) { die_of(first_signal != 0 ? first_signal : SIGABRT); }
 
 void on_crash(int sig, siginfo_t* info, void*) {
-    if (first_signal != 0) die_of(first_signal);  // a crash inside the report: no second one
+    const pid_t self = static_cast<pid_t>(::syscall(SYS_gettid));
+    pid_t none = 0;
+    if (!__atomic_compare_exchange_n(&reporter, &none, self, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST)) {
+        // A crash inside the report ends the process with the first signal; another thread's
+        // crash waits for the report to end the process (the alarm bounds both).
+        if (none == self) die_of(first_signal != 0 ? first_signal : sig);
+        for (;;) ::pause();
+    }
     first_signal = sig;
-    ::signal(SIGALRM, on_alarm);
+    struct sigaction alarm_action {};
+    alarm_action.sa_handler = on_alarm;
+    sigemptyset(&alarm_action.sa_mask);
+    ::sigaction(SIGALRM, &alarm_action, nullptr);
     ::alarm(REPORT_SECONDS);
     line_out out;
     out.text("actionloop: the action crashed: ").text(signal_name(sig));
@@ -319,7 +342,8 @@ void install_crash_report() {
     struct sigaction action {};
     action.sa_sigaction = on_crash;
     sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
+    // No SA_RESETHAND: another thread crashing meanwhile must reach on_crash, and wait there.
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     for (int sig : SIGNALS) ::sigaction(sig, &action, nullptr);
     std::set_terminate(on_terminate);
 }

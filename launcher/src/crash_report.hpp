@@ -9,7 +9,9 @@
 // buffer, and GCC's libbacktrace (libgcc-N-dev's libbacktrace.a, built without malloc: it
 // reads the executable's symbol table and DWARF with mmap) set up before the first
 // activation. A crash or a hang inside the report cannot keep the process alive: the handler
-// runs once (SA_RESETHAND; a second fault dies of the first signal) and an alarm ends it.
+// runs once (a second fault in the reporting thread dies of the first signal, a
+// crash in another thread waits for the report to end the process) and an alarm (10 s) ends
+// a report that hangs.
 #pragma once
 
 namespace actionloop {
