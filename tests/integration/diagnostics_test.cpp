@@ -123,6 +123,15 @@ TEST_CASE("diagnostics: a C++ crash logs a backtrace naming its functions, then 
          {"actionloop: an exception escaped (std::terminate): std::runtime_error: the printer "
           "jammed",
           "actionloop: the action crashed: SIGABRT (abort)", " shop::print_receipt (0x"}},
+        {"divide",
+         "command exited (killed by signal 8, SIGFPE)",
+         {"actionloop: the action crashed: SIGFPE (arithmetic error, e.g. an integer division "
+          "by zero)",
+          "  #0 shop::split_bill (0x"}},
+        {"threads",
+         "command exited (killed by signal 11, SIGSEGV)",
+         {"actionloop: the action crashed: SIGSEGV (invalid memory access) at address 0x0",
+          "  #0 shop::restock_worker (0x"}},
     };
     int activation = 0;
     for (const crash& c : crashes) {
@@ -131,6 +140,7 @@ TEST_CASE("diagnostics: a C++ crash logs a backtrace naming its functions, then 
         REQUIRE(has_sentinels(proxy, ++activation));
         const std::string err = activation_err(proxy, activation);
         for (const char* said : c.said) CHECK_MESSAGE(contains(err, said), err);
+        CHECK_MESSAGE(count_occurrences(err, "actionloop: the action crashed") == 1, err);
         // The next /run is served (by a new process).
         CHECK_REPLY(proxy.run(json{{"after", c.fail}}), 200,
                     "{\"traceparent\":\"\",\"transaction_id\":\"\"}\n");
@@ -182,9 +192,9 @@ TEST_CASE("diagnostics: a C++ action built with -g says file:line in its backtra
                       "command exited (killed by signal 11, SIGSEGV)");
     REQUIRE(has_sentinels(proxy, 1));
     const std::string err = activation_err(proxy, 1);
-    // The upload is one file, `exec`; read_price dereferences on line 13, main calls it on 47.
-    CHECK_MESSAGE(contains(err, "  #0 shop::read_price at exec:13 (0x"), err);
-    CHECK_MESSAGE(contains(err, "  #1 main at exec:47 (0x"), err);
+    // The upload is one file, `exec`; read_price dereferences on line 14, main calls it on 59.
+    CHECK_MESSAGE(contains(err, "  #0 shop::read_price at exec:14 (0x"), err);
+    CHECK_MESSAGE(contains(err, "  #1 main at exec:59 (0x"), err);
     CHECK_REPLY(proxy.run(json{{"after", "crash"}}), 200,
                 "{\"traceparent\":\"\",\"transaction_id\":\"\"}\n");
 }
