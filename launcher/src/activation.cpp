@@ -87,8 +87,8 @@ std::uint64_t fnv1a(std::string_view text, std::uint64_t seed) {
 }
 
 void append_hex(std::string& out, std::uint64_t value) {
-    static const char digits[] = "0123456789abcdef";
-    for (int shift = 60; shift >= 0; shift -= 4) out.push_back(digits[(value >> shift) & 0xf]);
+    static const char HEX_DIGITS[] = "0123456789abcdef";
+    for (int shift = 60; shift >= 0; shift -= 4) out.push_back(HEX_DIGITS[(value >> shift) & 0xf]);
 }
 
 // `id` itself when it is `digits` lowercase hex digits and not all zeros (OpenWhisk's

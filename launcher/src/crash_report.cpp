@@ -1,7 +1,28 @@
 // The crash report: signal handlers and a terminate handler that print a backtrace.
 #include "crash_report.hpp"
 
+#if __has_include(<backtrace.h>)
 #include <backtrace.h>
+#else
+// libgcc-N-dev puts backtrace.h in GCC's own include folder, which clang (clang-tidy) does not
+// search: the part of its C API used here.
+#include <cstdint>
+extern "C" {
+struct backtrace_state;
+typedef void (*backtrace_error_callback)(void* data, const char* msg, int errnum);
+typedef int (*backtrace_full_callback)(void* data, std::uintptr_t pc, const char* filename,
+                                       int lineno, const char* function);
+typedef void (*backtrace_syminfo_callback)(void* data, std::uintptr_t pc, const char* symname,
+                                           std::uintptr_t symval, std::uintptr_t symsize);
+backtrace_state* backtrace_create_state(const char* filename, int threaded,
+                                        backtrace_error_callback error_callback, void* data);
+int backtrace_full(backtrace_state* state, int skip, backtrace_full_callback callback,
+                   backtrace_error_callback error_callback, void* data);
+int backtrace_syminfo(backtrace_state* state, std::uintptr_t addr,
+                      backtrace_syminfo_callback callback, backtrace_error_callback error_callback,
+                      void* data);
+}
+#endif
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>

@@ -14,6 +14,7 @@
 
 #include "activation.hpp"
 #include "answer_writer.hpp"
+#include "crash_report.hpp"
 #include "json_scan.hpp"
 #include "line_reader.hpp"
 
@@ -236,6 +237,7 @@ private:
 // Serves request lines with handle(line, answer) until EOF.
 template <class Handle>
 int serve(const Handle& handle, int in_fd, int out_fd) {
+    install_crash_report();  // a crash prints a backtrace first (crash_report.hpp)
     // The ack; when the proxy offers pipelining (ours does, see docs/protocol.md) it is
     // accepted in the ack, and the sentinels after each activation are then written here,
     // where they are in order with the action's own output whatever the proxy has queued.

@@ -6,11 +6,9 @@
 // of the two calls below. Without it the action does not link.
 #include <actionloop/entry.hpp>
 
-#include "crash_report.hpp"
 #include "loop.hpp"
 
 int main() {
-    actionloop::install_crash_report();  // a crash prints a backtrace (crash_report.hpp)
     const actionloop::detail::entry entry = actionloop::detail::user_entry();
     if (entry.raw_entry != nullptr) return actionloop::run_raw_loop(entry.raw_entry);
     return actionloop::run_loop(entry.json_entry);

@@ -92,7 +92,7 @@ std::string memory_cgroup::find_dir(std::string_view proc_self_cgroup,
         }
     }
     if (v2_path && is_dir(mount_root)) {
-        const std::string dir = under(mount_root, *v2_path);
+        std::string dir = under(mount_root, *v2_path);
         std::string probe;
         if (read_file(dir + "/memory.events", probe)) return dir;
     }

@@ -49,8 +49,8 @@ struct registry {
 };
 
 registry& the_registry() {
-    static registry* const instance = new registry;
-    return *instance;
+    static registry* const INSTANCE = new registry;
+    return *INSTANCE;
 }
 
 // Every child of this process (each thread's, zombies included), from /proc.
