@@ -26,7 +26,7 @@ ARG JOBS=2
 WORKDIR /src
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      build-essential cmake pkg-config binutils \
+      build-essential cmake pkg-config binutils libgcc-12-dev \
       nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev libcurl4-openssl-dev \
       libboost-dev prometheus-cpp-dev zip \
  && rm -rf /var/lib/apt/lists/*
@@ -83,7 +83,8 @@ ENV OW_COMPILER=/bin/compile \
 WORKDIR /action
 EXPOSE 8080
 ENTRYPOINT ["/bin/proxy"]
-# g++ (with libstdc++-12-dev and binutils: readelf, ld.gold) and nlohmann-json3-dev: compile;
+# g++ (with libstdc++-12-dev, libgcc-12-dev for libbacktrace.a, the crash backtraces every
+# action links, and binutils: readelf, ld.gold) and nlohmann-json3-dev: compile;
 # libspdlog1.10, libfmt9, libarchive13, libprometheus-cpp-core1.0: the proxy (which serves
 # HTTP with Boost.Beast, header-only); jq: shell actions; libcurl4 and ca-certificates: alertgw,
 # the alert gateway (its SMTP and webhooks, TLS included; hiredis is linked in statically). dpkg leaves out what compile never
@@ -94,7 +95,7 @@ RUN printf '%s\n' 'path-exclude=/usr/bin/*lto-dump*' 'path-exclude=/usr/lib/gcc/
       'path-exclude=/usr/lib/*/libgprofng.so*' > /etc/dpkg/dpkg.cfg.d/actionloop-runtime \
  && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      g++ libstdc++-12-dev binutils nlohmann-json3-dev \
+      g++ libstdc++-12-dev libgcc-12-dev binutils nlohmann-json3-dev \
       libspdlog1.10 libfmt9 libarchive13 libprometheus-cpp-core1.0 \
       jq libcurl4 ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt/* /var/log/dpkg.log

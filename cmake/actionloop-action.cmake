@@ -108,6 +108,20 @@ function(actionloop_add_action name)
   target_link_libraries(${name} PRIVATE actionloop::launcher)
   target_compile_features(${name} PRIVATE cxx_std_17)
   target_compile_options(${name} PRIVATE "SHELL:-include actionloop/action.hpp")
+  # As `compile`: ACTIONLOOP_CXXFLAGS (a CMake variable, else the environment's) adds compiler
+  # flags, and the executable keeps its function symbols (the launcher's crash backtraces name
+  # them) but loses its debug sections, unless -g asks for them (there, in CMAKE_CXX_FLAGS, or
+  # a Debug or RelWithDebInfo build): the backtraces then also say file:line.
+  set(user_flags "${ACTIONLOOP_CXXFLAGS}")
+  if(user_flags STREQUAL "")
+    set(user_flags "$ENV{ACTIONLOOP_CXXFLAGS}")
+  endif()
+  separate_arguments(user_flags UNIX_COMMAND "${user_flags}")
+  target_compile_options(${name} PRIVATE ${user_flags})
+  if(NOT " ${user_flags} ${CMAKE_CXX_FLAGS} " MATCHES "[ ;]-g([1-3]|gdb|dwarf)?[-0-9]*[ ;]")
+    target_link_options(${name} PRIVATE
+      "$<$<NOT:$<OR:$<CONFIG:Debug>,$<CONFIG:RelWithDebInfo>>>:LINKER:--strip-debug>")
+  endif()
   # The sources' own folders, for their "..." includes of one another (as compile's -I SRC).
   set(dirs "")
   foreach(source IN LISTS sources)

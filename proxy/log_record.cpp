@@ -119,8 +119,7 @@ void append_log_record(std::string& out, std::string_view time, std::string_view
     const size_t kept = utf8_cut(message, max_message_bytes);
     if (kept == message.size() && lost_bytes == 0 && is_one_object(message)) {
         out += ",\"message\":";
-        out.append(message.data() + scan::skip_space(message, 0),
-                   message.data() + message.size());
+        out.append(message.data() + scan::skip_space(message, 0), message.data() + message.size());
         while (!out.empty() && scan::is_space(out.back())) out.pop_back();
     } else {
         append_member(out, "message", message.substr(0, kept));

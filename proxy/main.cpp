@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "engine/cgroup_memory.hpp"
+#include "engine/process.hpp"
 #include "engine/reaper.hpp"
 #include "host/action_host.hpp"
 #include "http/server.hpp"
@@ -107,6 +109,7 @@ int serve(action_host& host, const settings& config) {
     static activation_metrics metrics;
     handle_stop_signals(drain, std::chrono::milliseconds(config.shutdown_timeout_ms));
     start_reaper();
+    watch_memory_cgroup(memory_cgroup::of_this_process(config.cgroup_dir));
     asio::io_context loop(1);
     // The metrics port first: once the action port accepts, both do.
     if (config.metrics_port != 0) {

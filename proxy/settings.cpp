@@ -74,6 +74,9 @@ const knob VARIABLES[] = {
     {"OW_SPIN_US", "50",
      "microseconds the idle event loop polls before it sleeps, while requests come less than "
      "1 ms apart and no activation is in flight; 0 turns it off"},
+    {"OW_CGROUP_DIR", "found",
+     "the memory cgroup directory whose OOM-kill count (memory.events, v1 memory.oom_control) "
+     "and limit name an out-of-memory death; unset: the one /proc/self/cgroup names"},
     {"SPDLOG_LEVEL", "warn", "the proxy's own diagnostics on stderr (-debug: debug)"},
     {"OW_LOG_FORMAT", "plain",
      "json: every line the action prints on stdout/stderr, and the proxy's own diagnostics, "
@@ -243,6 +246,7 @@ settings load_settings(int argc, char** argv) {
     s.log_line_bytes = env_number("OW_LOG_LINE_BYTES", s.log_line_bytes);
     if (s.log_line_bytes == 0) s.log_line_bytes = 1;
     s.cxxflags = env_string("ACTIONLOOP_CXXFLAGS");
+    s.cgroup_dir = env_string("OW_CGROUP_DIR");
     if (const char* platform = std::getenv("__OW_RUNTIME_PLATFORM")) s.runtime_platform = platform;
     return s;
 }

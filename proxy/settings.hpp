@@ -43,6 +43,7 @@ struct settings {
     bool json_logs = false;                // OW_LOG_FORMAT=json (else plain)
     size_t log_line_bytes = 16384;         // OW_LOG_LINE_BYTES (JSON mode's cut)
     std::string cxxflags;                  // ACTIONLOOP_CXXFLAGS (for -compile)
+    std::string cgroup_dir;                // OW_CGROUP_DIR ("": found, engine/cgroup_memory.hpp)
     std::string action_dir = "action";     // where action/N/{src,bin} live (cwd-relative)
 
     // Single-entrypoint mode (proxy/knative/): __OW_RUNTIME_PLATFORM, nullopt when unset.

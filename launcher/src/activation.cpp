@@ -2,6 +2,7 @@
 #include "activation.hpp"
 
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 
 namespace actionloop {
@@ -47,14 +48,88 @@ void context_builder::add_string(const std::string& key, const std::string& text
         api_host_ = text;
     } else if (key == "deadline") {
         deadline_ = parse_deadline(text);
+    } else if (key == "transaction_id") {
+        transaction_id_ = text;
     }
 }
 
 void context_builder::add_deadline_ms(long long ms) { deadline_ = from_epoch_ms(ms); }
 
 context context_builder::build() {
-    return context(std::move(activation_id_), std::move(action_name_), std::move(namespace_),
-                   std::move(api_host_), deadline_);
+    std::string traceparent =
+        make_traceparent(traceparent_header_, transaction_id_, activation_id_);
+    context ctx(std::move(activation_id_), std::move(action_name_), std::move(namespace_),
+                std::move(api_host_), deadline_);
+    ctx.transaction_id_ = std::move(transaction_id_);
+    ctx.traceparent_ = std::move(traceparent);
+    return ctx;
+}
+
+namespace {
+
+bool is_lower_hex(std::string_view text) {
+    for (char c : text) {
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    }
+    return true;
+}
+
+bool all_zeros(std::string_view text) { return text.find_first_not_of('0') == std::string::npos; }
+
+// FNV-1a, 64 bits, from `seed`: a stable spread of an id into hex digits (not a secret).
+std::uint64_t fnv1a(std::string_view text, std::uint64_t seed) {
+    std::uint64_t hash = seed;
+    for (unsigned char c : text) {
+        hash ^= c;
+        hash *= 0x100000001b3ULL;
+    }
+    return hash;
+}
+
+void append_hex(std::string& out, std::uint64_t value) {
+    static const char HEX_DIGITS[] = "0123456789abcdef";
+    for (int shift = 60; shift >= 0; shift -= 4) out.push_back(HEX_DIGITS[(value >> shift) & 0xf]);
+}
+
+// `id` itself when it is `digits` lowercase hex digits and not all zeros (OpenWhisk's
+// activation ids are 32), else a hash of it.
+std::string hex_id(std::string_view id, size_t digits) {
+    if (id.size() >= digits && is_lower_hex(id.substr(0, digits)) &&
+        !all_zeros(id.substr(0, digits))) {
+        return std::string(id.substr(0, digits));
+    }
+    std::string out;
+    for (std::uint64_t seed = 0xcbf29ce484222325ULL; out.size() < digits; seed += 0x9e3779b9) {
+        append_hex(out, fnv1a(id, seed));
+    }
+    out.resize(digits);
+    if (all_zeros(out)) out.back() = '1';
+    return out;
+}
+
+}  // namespace
+
+std::string make_traceparent(std::string_view header, std::string_view transaction_id,
+                             std::string_view activation_id) {
+    // version 00: "00-" 32 hex "-" 16 hex "-" 2 hex; a later version may append "-…".
+    const bool valid = header.size() >= 55 && header.substr(0, 3) == "00-" && header[35] == '-' &&
+                       header[52] == '-' && is_lower_hex(header.substr(3, 32)) &&
+                       is_lower_hex(header.substr(36, 16)) && is_lower_hex(header.substr(53, 2)) &&
+                       !all_zeros(header.substr(3, 32)) && (header.size() == 55);
+    std::string trace_id;
+    std::string flags = "01";
+    if (valid) {
+        trace_id = std::string(header.substr(3, 32));
+        flags = std::string(header.substr(53, 2));
+    } else if (!transaction_id.empty()) {
+        trace_id = hex_id(transaction_id, 32);
+    } else {
+        return {};
+    }
+    const std::string parent = activation_id.empty()
+                                   ? hex_id(std::string(transaction_id) + "/activation", 16)
+                                   : hex_id(activation_id, 16);
+    return "00-" + trace_id + "-" + parent + "-" + flags;
 }
 
 }  // namespace actionloop

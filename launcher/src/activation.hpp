@@ -18,6 +18,8 @@ public:
     void add_string(const std::string& key, const std::string& text);
     /// `deadline` given as a JSON number (epoch milliseconds).
     void add_deadline_ms(long long ms);
+    /// The request's `traceparent` header (value.__ow_headers.traceparent), as sent.
+    void add_traceparent_header(std::string text) { traceparent_header_ = std::move(text); }
     context build();
 
 private:
@@ -25,8 +27,16 @@ private:
     std::string action_name_;
     std::string namespace_;
     std::string api_host_;
+    std::string transaction_id_;
+    std::string traceparent_header_;
     context::time_point deadline_ = context::time_point::max();
 };
+
+/// The W3C traceparent of an activation (context::traceparent()): the header's trace-id and
+/// flags when `header` is valid, else a trace-id derived from `transaction_id`; the parent-id
+/// derived from `activation_id`. Empty when `header` is not valid and `transaction_id` empty.
+std::string make_traceparent(std::string_view header, std::string_view transaction_id,
+                             std::string_view activation_id);
 
 /// While alive, `ctx` is what context's default constructor copies on this thread.
 class serving {

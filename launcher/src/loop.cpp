@@ -8,11 +8,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <new>
 #include <stdexcept>
 #include <streambuf>
 
 #include "activation.hpp"
 #include "answer_writer.hpp"
+#include "crash_report.hpp"
 #include "line_reader.hpp"
 #include <actionloop/detail/json_scan.hpp>
 
@@ -25,6 +27,16 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 std::string error_answer(const std::string& message) { return dump(json{{"error", message}}); }
 
+// What a std::bad_alloc escaping the action's function is answered with: the activation's
+// error, and the process keeps serving (the unwinding freed what the action held).
+const char* const OUT_OF_MEMORY =
+    "out of memory: the action could not allocate memory (std::bad_alloc)";
+
+std::string out_of_memory_answer() {
+    std::cerr << "action error: " << OUT_OF_MEMORY << std::endl;
+    return error_answer(OUT_OF_MEMORY);
+}
+
 // The context from a parsed request: every string member other than `value`.
 context context_of(const json& request) {
     context_builder builder;
@@ -34,6 +46,16 @@ context context_of(const json& request) {
             builder.add_string(it.key(), it.value().get_ref<const std::string&>());
         } else if (it.key() == "deadline" && it.value().is_number_integer()) {
             builder.add_deadline_ms(it.value().get<long long>());
+        }
+    }
+    // A web action's (and Knative mode's) request headers: its trace context, if any.
+    if (auto value = request.find("value"); value != request.end() && value->is_object()) {
+        if (auto headers = value->find("__ow_headers");
+            headers != value->end() && headers->is_object()) {
+            auto traceparent = headers->find("traceparent");
+            if (traceparent != headers->end() && traceparent->is_string()) {
+                builder.add_traceparent_header(traceparent->get<std::string>());
+            }
         }
     }
     return builder.build();
@@ -51,6 +73,17 @@ bool is_container(std::string_view raw) {
     return !raw.empty() && (raw.front() == '{' || raw.front() == '[');
 }
 
+// The raw path's: value.__ow_headers.traceparent, looked for only when the value names it.
+void add_traceparent_header(std::string_view value, context_builder& builder) {
+    if (value.find("__ow_headers") == std::string_view::npos) return;
+    const auto headers = scan::find_member(value, "__ow_headers");
+    if (!headers) return;
+    const auto traceparent = scan::find_member(*headers, "traceparent");
+    if (traceparent && traceparent->size() >= 2 && traceparent->front() == '"') {
+        builder.add_traceparent_header(unquote(*traceparent));
+    }
+}
+
 // The raw path's counterpart of context_of: builds the context and finds `value` (the last
 // one wins, as with the DOM). False when the line is not an object.
 bool scan_request(std::string_view line, std::string_view& value, context_builder& builder) {
@@ -59,6 +92,7 @@ bool scan_request(std::string_view line, std::string_view& value, context_builde
         const std::string key = unquote(quoted);
         if (key == "value") {
             value = is_container(raw) ? raw : std::string_view("{}");
+            add_traceparent_header(value, builder);
         } else if (raw.size() >= 2 && raw.front() == '"') {
             builder.add_string(key, unquote(raw));
         } else if (key == "deadline" && !raw.empty() && raw.front() != '{' && raw.front() != '[') {
@@ -94,6 +128,8 @@ std::string handle_request(std::string_view line, const entry_point& entry) {
     json args = request.is_object() ? take_args(request) : json::object();
     try {
         return dump(entry(std::move(args), ctx));
+    } catch (const std::bad_alloc&) {
+        return out_of_memory_answer();
     } catch (const std::exception& e) {
         std::cerr << "action error: " << e.what() << std::endl;
         return error_answer(e.what());
@@ -124,6 +160,8 @@ void handle_raw_request(std::string_view line, const raw_entry_point& entry, std
         entry(value, answer, ctx);
         if (answer.empty()) throw std::runtime_error("the action gave an empty answer");
         replace_newlines(answer);
+    } catch (const std::bad_alloc&) {
+        answer = out_of_memory_answer();
     } catch (const std::exception& e) {
         std::cerr << "action error: " << e.what() << std::endl;
         answer = error_answer(e.what());
@@ -199,6 +237,7 @@ private:
 // Serves request lines with handle(line, answer) until EOF.
 template <class Handle>
 int serve(const Handle& handle, int in_fd, int out_fd) {
+    install_crash_report();  // a crash prints a backtrace first (crash_report.hpp)
     // The ack; when the proxy offers pipelining (ours does, see docs/protocol.md) it is
     // accepted in the ack, and the sentinels after each activation are then written here,
     // where they are in order with the action's own output whatever the proxy has queued.
@@ -215,7 +254,11 @@ int serve(const Handle& handle, int in_fd, int out_fd) {
     std::string answer;
     while (input.next(line)) {
         out.started();
-        handle(line, answer);
+        try {
+            handle(line, answer);
+        } catch (const std::bad_alloc&) {  // outside the action's function (the request's DOM)
+            answer = out_of_memory_answer();
+        }
         // Logs first, so they come before the end-of-activation sentinels.
         std::cout.flush();
         std::cerr.flush();

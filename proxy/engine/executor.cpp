@@ -122,8 +122,11 @@ void executor::start_failed(const std::string& why) {
 }
 
 void executor::restart(const std::string& why) {
-    spdlog::warn("{}; starting it again", why);
     child_.kill();
+    const long rss_kb = child_.peak_rss_kb();  // wait4's, for the process just ended
+    spdlog::warn("{}; starting it again{}", why,
+                 rss_kb < 0 ? std::string()
+                            : " (its peak RSS: " + std::to_string((rss_kb + 1023) / 1024) + " MB)");
     start();
 }
 

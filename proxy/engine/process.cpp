@@ -11,12 +11,46 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <system_error>
+#include <thread>
 
 #include "engine/reaper.hpp"
 
 namespace actionloop {
+
+namespace {
+
+memory_cgroup& watched_cgroup() {
+    static memory_cgroup cgroup;
+    return cgroup;
+}
+
+// The kernel's PF_EXITING flag, in /proc/PID/stat's 9th field: the process has begun to exit
+// (and is not a zombie yet).
+bool exiting(pid_t pid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[1024];
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    const char* field = std::strrchr(buf, ')');  // after "pid (comm)": comm may hold anything
+    if (field == nullptr) return false;
+    for (int i = 0; i < 7 && field != nullptr; ++i) field = std::strchr(field + 1, ' ');
+    if (field == nullptr) return false;
+    constexpr unsigned long PF_EXITING = 0x4;
+    return (std::strtoul(field + 1, nullptr, 10) & PF_EXITING) != 0;
+}
+
+}  // namespace
+
+void watch_memory_cgroup(memory_cgroup cgroup) { watched_cgroup() = std::move(cgroup); }
 
 unique_fd& unique_fd::operator=(unique_fd&& other) noexcept {
     if (this != &other) reset(other.release());
@@ -51,7 +85,10 @@ child_process::child_process(child_process&& other) noexcept
       pidfd_(std::move(other.pidfd_)),
       reaped_(other.reaped_),
       status_(other.status_),
-      killed_(other.killed_) {
+      killed_(other.killed_),
+      peak_rss_kb_(other.peak_rss_kb_),
+      oom_kills_at_start_(other.oom_kills_at_start_),
+      oom_kill_(std::move(other.oom_kill_)) {
     other.pid_ = -1;
     other.reaped_ = true;
 }
@@ -64,6 +101,9 @@ child_process& child_process::operator=(child_process&& other) noexcept {
         reaped_ = other.reaped_;
         status_ = other.status_;
         killed_ = other.killed_;
+        peak_rss_kb_ = other.peak_rss_kb_;
+        oom_kills_at_start_ = other.oom_kills_at_start_;
+        oom_kill_ = std::move(other.oom_kill_);
         other.pid_ = -1;
         other.reaped_ = true;
     }
@@ -74,7 +114,7 @@ child_process& child_process::operator=(child_process&& other) noexcept {
 // running, it may have reaped this child already and kept its status for us.
 bool child_process::exited() {
     if (reaped_) return true;
-    if (owned_children::try_collect(pid_, status_)) reaped_ = true;
+    if (owned_children::try_collect(pid_, status_, peak_rss_kb_)) reaped_ = true;
     return reaped_;
 }
 
@@ -93,7 +133,9 @@ int child_process::wait() {
 void child_process::kill() {
     if (pid_ <= 0) return;
     if (!exited()) {
-        killed_ = true;
+        // A process already on its way out (its fd 3 closed first) dies of its own signal,
+        // which must not pass for ours: an OOM kill is a SIGKILL too.
+        killed_ = !exiting(pid_);
         ::kill(-pid_, SIGKILL);  // the whole group: children that kept our pipes die too
         ::kill(pid_, SIGKILL);
         wait();
@@ -109,8 +151,11 @@ std::string child_process::describe() const {
     if (WIFSIGNALED(status_)) {
         const int sig = WTERMSIG(status_);
         const char* name = ::sigabbrev_np(sig);
-        return "killed by signal " + std::to_string(sig) +
-               (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
+        std::string text = "killed by signal " + std::to_string(sig) +
+                           (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
+        const std::string crash = crash_signal();
+        if (crash.rfind("killed by signal", 0) != 0 && !crash.empty()) text += ": " + crash;
+        return text;
     }
     return "exit status " + std::to_string(WEXITSTATUS(status_));
 }
@@ -120,9 +165,26 @@ std::string child_process::crash_signal() const {
     const int sig = WTERMSIG(status_);
     // Our SIGKILL; another signal came first even when we also sent one (it was exiting).
     if (sig == SIGKILL && (killed_ || all_children_killed())) return {};
+    if (sig == SIGKILL && oom_kills_at_start_) {
+        if (!oom_kill_) oom_kill_ = oom_kill_verdict();
+        if (!oom_kill_->empty()) return *oom_kill_;
+    }
     const char* name = ::sigabbrev_np(sig);
     return "killed by signal " + std::to_string(sig) +
            (name != nullptr ? std::string(", SIG") + name : std::string());
+}
+
+// A SIGKILL we did not send: the OOM killer's when the cgroup counted a kill since the spawn.
+// The kernel counts it right after it sends the signal; the count gets 5 ms to show up.
+std::string child_process::oom_kill_verdict() const {
+    const memory_cgroup& cgroup = watched_cgroup();
+    for (int tries = 0; tries < 5; ++tries) {
+        const auto kills = cgroup.oom_kills();
+        if (!kills) return {};
+        if (*kills > *oom_kills_at_start_) return memory_limit_text(cgroup.limit_bytes());
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return {};
 }
 
 namespace {
@@ -183,6 +245,8 @@ child_process spawn(const spawn_request& request) {
     auto envp = c_strings(request.env);
     int err = 0;
     int pidfd = -1;
+    // Read before the child runs: an OOM kill of it counts above this.
+    const std::optional<std::uint64_t> oom_kills_before = watched_cgroup().oom_kills();
     // Registered as owned before the reaper thread can see it exit; the pidfd is opened
     // before anyone can reap it.
     const pid_t pid = owned_children::spawn_registered([&]() -> pid_t {
@@ -195,6 +259,7 @@ child_process spawn(const spawn_request& request) {
     if (err != 0) throw std::system_error(err, std::generic_category(), request.argv[0]);
 
     child_process child;
+    child.oom_kills_at_start_ = oom_kills_before;
     child.pid_ = pid;
     child.reaped_ = false;
     child.pidfd_.reset(pidfd);

@@ -5,8 +5,12 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "engine/cgroup_memory.hpp"
 
 namespace actionloop {
 
@@ -71,17 +75,28 @@ public:
     /// "exit status N" / "killed by signal N", like Go's ExitError.
     std::string describe() const;
     /// "killed by signal 11, SIGSEGV" when a signal the proxy did not send (kill()) ended the
-    /// process; empty otherwise.
+    /// process; empty otherwise. A SIGKILL while the memory cgroup (watch_memory_cgroup())
+    /// counted a new OOM kill is "the action exceeded its memory limit (N MB)".
     std::string crash_signal() const;
+    /// The process's peak resident set in KiB (wait4's ru_maxrss), once reaped; -1 before.
+    long peak_rss_kb() const { return peak_rss_kb_; }
 
 private:
     friend child_process spawn(const spawn_request& request);
+    std::string oom_kill_verdict() const;
     pid_t pid_ = -1;
     unique_fd pidfd_;
     bool reaped_ = true;
     int status_ = 0;
     bool killed_ = false;  // ended by our kill(), not by itself
+    long peak_rss_kb_ = -1;
+    std::optional<std::uint64_t> oom_kills_at_start_;  // the cgroup's count at spawn()
+    mutable std::optional<std::string> oom_kill_;      // crash_signal()'s verdict, once read
 };
+
+/// The memory cgroup whose OOM-kill count names an out-of-memory death (crash_signal()).
+/// Set once, before the first spawn (the server's start); none by default.
+void watch_memory_cgroup(memory_cgroup cgroup);
 
 /// Starts a child. Throws std::system_error (with the exec errno) when it cannot be started.
 child_process spawn(const spawn_request& request);

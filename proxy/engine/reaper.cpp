@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@ using lock_type = std::unique_lock<std::mutex>;
 struct owned_child {
     bool reaped = false;  // by the reaper thread; `status` waits for its child_process
     int status = 0;
+    long max_rss_kb = -1;  // wait4's ru_maxrss: the child's peak resident set
 };
 
 // One per process, never destroyed: the detached reaper thread uses it until the very end.
@@ -47,8 +49,8 @@ struct registry {
 };
 
 registry& the_registry() {
-    static registry* const instance = new registry;
-    return *instance;
+    static registry* const INSTANCE = new registry;
+    return *INSTANCE;
 }
 
 // Every child of this process (each thread's, zombies included), from /proc.
@@ -83,11 +85,12 @@ void reap_killed(registry& reg, std::vector<pid_t> victims) {
             std::vector<pid_t> left;
             for (pid_t pid : victims) {
                 int status = 0;
-                const pid_t r = ::waitpid(pid, &status, WNOHANG);
+                rusage usage{};
+                const pid_t r = ::wait4(pid, &status, WNOHANG, &usage);
                 if (r == 0) left.push_back(pid);
                 if (r == pid) {
                     auto it = reg.owned.find(pid);  // shutdown kills owned children too
-                    if (it != reg.owned.end()) it->second = {true, status};
+                    if (it != reg.owned.end()) it->second = {true, status, usage.ru_maxrss};
                 }
             }
             victims.swap(left);
@@ -141,10 +144,11 @@ void kill_children(bool owned_too) {
         {
             lock_type lock(reg.mutex);
             int status = 0;
-            if (pid <= 0 || ::waitpid(pid, &status, WNOHANG) != pid) continue;
+            rusage usage{};
+            if (pid <= 0 || ::wait4(pid, &status, WNOHANG, &usage) != pid) continue;
             auto it = reg.owned.find(pid);
             if (it != reg.owned.end() && !it->second.reaped) {
-                it->second = {true, status};
+                it->second = {true, status, usage.ru_maxrss};
                 owned_exited = true;
             }
         }
@@ -196,19 +200,22 @@ pid_t spawn_registered(const std::function<pid_t()>& start) {
     return pid;
 }
 
-bool try_collect(pid_t pid, int& status) {
+bool try_collect(pid_t pid, int& status, long& max_rss_kb) {
     registry& reg = the_registry();
     lock_type lock(reg.mutex);
     auto it = reg.owned.find(pid);
     if (it != reg.owned.end() && it->second.reaped) {
         status = it->second.status;
+        max_rss_kb = it->second.max_rss_kb;
         reg.owned.erase(it);
         return true;
     }
     int raw = 0;
-    const pid_t r = ::waitpid(pid, &raw, WNOHANG);
+    rusage usage{};
+    const pid_t r = ::wait4(pid, &raw, WNOHANG, &usage);
     if (r == 0 || (r < 0 && errno != ECHILD)) return false;
     status = r == pid ? raw : 0;  // ECHILD: not ours to know
+    max_rss_kb = r == pid ? usage.ru_maxrss : -1;
     if (it != reg.owned.end()) reg.owned.erase(it);
     return true;
 }

@@ -42,8 +42,9 @@ namespace owned_children {
 pid_t spawn_registered(const std::function<pid_t()>& start);
 
 /// Non-blocking: true once `pid` has exited and been reaped (by this call or by the reaper
-/// thread), with its wait status in `status`; the pid is then forgotten.
-bool try_collect(pid_t pid, int& status);
+/// thread), with its wait status in `status` and its peak resident set in `max_rss_kb`
+/// (wait4's ru_maxrss; -1 when unknown); the pid is then forgotten.
+bool try_collect(pid_t pid, int& status, long& max_rss_kb);
 
 }  // namespace owned_children
 

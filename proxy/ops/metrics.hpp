@@ -32,7 +32,7 @@ const char* outcome_name(outcome o);
 outcome outcome_of(bool is_run, int status, std::string_view body);
 
 /// True when `body` is a JSON object with an "error" member at its top level, found by the
-/// shared scanner (common/json_scan.hpp), only when the text holds "error" at all.
+/// shared scanner (actionloop/detail/json_scan.hpp), only when the text holds "error" at all.
 bool has_top_level_error(std::string_view body);
 
 /// A latency histogram with fixed buckets (seconds), lock-free: observe() is one relaxed

@@ -92,6 +92,12 @@ void check_log_segments(const proxy_process& proxy, size_t expected,
                 CHECK_MESSAGE(!allowed_empty.empty(), "an activation without its log line");
                 continue;
             }
+            // A crashed activation's stderr: the launcher's crash report (docs/SDK.md).
+            if (part.rfind("actionloop: the action crashed: ", 0) == 0) {
+                CHECK_MESSAGE(allowed_empty.count("crash") == 1, part);
+                CHECK_MESSAGE(contains(part, "\nbacktrace (most recent call first):\n"), part);
+                continue;
+            }
             CHECK_MESSAGE(part.rfind("n=", 0) == 0, part);
             CHECK_MESSAGE(std::count(part.begin(), part.end(), '\n') == 1, part);
             CHECK_MESSAGE(seen.insert(part).second, "twice: " << part);

@@ -15,6 +15,11 @@
 //         return {{"id", ctx.activation_id()}, {"ms_left", ctx.time_left().count()}};
 //     }
 //
+// The context also carries the trace: ctx.transaction_id() (OpenWhisk's transaction id) and
+// ctx.traceparent(), a W3C `traceparent` header value to send with your outgoing calls:
+//
+//     httplib::Headers headers = {{"traceparent", ctx.traceparent()}};
+//
 // Any function name works (`/init`'s `main`, actionloop_add_action's MAIN). `compile` (and
 // actionloop_add_action) compiles the file that defines it through a wrapper that checks its
 // signature (one of the shapes here; anything else is a compile error naming them) and hands
@@ -76,13 +81,28 @@ public:
     /// Time left before the deadline: zero once it has passed, one year (24 × 365 hours) when
     /// there is no deadline.
     std::chrono::milliseconds time_left() const;
+    /// `transaction_id`: the OpenWhisk transaction the activation belongs to (the `tid` in the
+    /// controller's and invoker's logs, also __OW_TRANSACTION_ID); put it in your log lines
+    /// and pass it on to the services you call. Empty when the platform did not send one.
+    const std::string& transaction_id() const { return transaction_id_; }
+    /// A W3C trace context for outgoing calls, the value of a `traceparent` header:
+    /// "00-<32 hex trace-id>-<16 hex parent-id>-<2 hex flags>". The trace-id is the one of the
+    /// request's own `traceparent` header when it has a valid one (a web action, or Knative
+    /// mode: `value.__ow_headers.traceparent`, flags kept), else derived from the transaction
+    /// id (the same id always gives the same trace-id, flags 01); the parent-id names this
+    /// activation (derived from its activation id). Empty when there is neither a header nor
+    /// a transaction id.
+    const std::string& traceparent() const { return traceparent_; }
 
 private:
+    friend class context_builder;  // the launcher sets the fields below
     std::string activation_id_;
     std::string action_name_;
     std::string namespace_;
     std::string api_host_;
     time_point deadline_ = time_point::max();
+    std::string transaction_id_;
+    std::string traceparent_;
 };
 
 }  // namespace actionloop

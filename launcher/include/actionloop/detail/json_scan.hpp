@@ -10,7 +10,7 @@
 //           alert actions' batches (actions/alerts/core/batch_text.cpp), and, in its `plain`
 //           subset, the proxy's one-pass check of an answer (framing.cpp).
 // Header-only; installed with the SDK so that actions built from their sources by `compile`
-// (the alert monitor is one) find it. tests/unit/common/json_scan_test.cpp; the fuzz targets
+// (the alert monitor is one) find it. tests/unit/launcher/json_scan_test.cpp; the fuzz targets
 // compare both modes with nlohmann::json.
 #pragma once
 
