@@ -273,7 +273,8 @@ TEST_CASE("identity: records of older versions stay readable") {
 }
 
 // One generated stream (alertgen's library: outages, flaps, motion, duplicates, jitter, a tick
-// after each minute) through the memory store, a state dir whose process restarts mid-stream,
+// after each minute; flapping devices, reminders and a maintenance window) through the memory
+// store, a state dir whose process restarts mid-stream,
 // and two containers sharing Redis in turn: the same notifications, dedupKeys and resolves.
 TEST_CASE("identity: the same stream gives the same dedupKeys in memory, state dir and Redis") {
     generator_options o;
@@ -283,7 +284,14 @@ TEST_CASE("identity: the same stream gives the same dedupKeys in memory, state d
     o.reorder_window = 3;
     o.seed = 23;
     stream_generator gen(o);
-    const json config = gen.config();
+    // With the noise rules on (issue 21): flapping by default, reminders, and a maintenance
+    // window over one account for minutes 5 to 12.
+    json config = gen.config();
+    config["reminders"] = {{"offline", {120, 600}}};
+    config["maintenance"] = json::array();
+    config["maintenance"].push_back({{"account", config["accounts"].begin().key()},
+                                     {"from", o.start + 300},
+                                     {"until", o.start + 720}});
     struct batch {
         std::vector<etag> etags;
         std::vector<char> ids;
@@ -332,6 +340,8 @@ TEST_CASE("identity: the same stream gives the same dedupKeys in memory, state d
     CHECK(types["Alert"] > 50);
     CHECK(types["Offline"] > 5);
     CHECK(types["Online"] > 5);
+    CHECK(types["FlappingStarted"] > 0);
+    CHECK(types["StillOffline"] > 2);
     CHECK(resolved == static_cast<std::size_t>(types["Online"]));  // every Online resolves one
     CHECK(keys.size() == memory.size());                           // one key per notification
 

@@ -227,8 +227,7 @@ void alert_core::note_change(std::uint32_t device, double ts) {
 
 void alert_core::start_flapping(std::uint32_t device, double ts) {
     device_slot& d = slots_[device];
-    d.flags =
-        clear_bits(d.flags, SLOT_SILENCED | SLOT_INHIBITED | SLOT_REMIND) | SLOT_FLAPPING;
+    d.flags = clear_bits(d.flags, SLOT_SILENCED | SLOT_INHIBITED | SLOT_REMIND) | SLOT_FLAPPING;
     d.hold_ts = ts;  // its pending hold is dropped; the state is tracked from here
     if (silenced_at(device, ts)) return;
     notification n;
@@ -256,8 +255,7 @@ void alert_core::inhibit_members(std::uint32_t bridge, notification& n) {
         const std::uint32_t member = member_slot(bridge, m);
         if (member == NPOS) continue;  // never seen: online
         const device_slot& md = slots_[member];
-        if (!down(md.state) || !hold_pending(md) ||
-            (md.flags & (SLOT_FLAPPING | SLOT_INHIBITED)) ||
+        if (!down(md.state) || !hold_pending(md) || (md.flags & (SLOT_FLAPPING | SLOT_INHIBITED)) ||
             md.hold_ts < b.hold_ts - config_->bridge_grace) {
             continue;
         }

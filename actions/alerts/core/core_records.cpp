@@ -82,6 +82,10 @@ std::uint32_t alert_core::restore_device(const device_record& r) {
     }
     if (counts_pending(d)) ++pending_;
     schedule(device);
+    // The due times of the cameras behind a bridge depend on the bridge's record, which may
+    // be restored after theirs.
+    const device_config* cfg = device_cfg(device);
+    if (cfg && !cfg->members.empty()) reschedule_members(device);
     return device;
 }
 
