@@ -628,3 +628,21 @@ TEST_CASE("alertgen's slow flappers: at most 6 notifications a day each") {
         CHECK(started[device] == 1);
     }
 }
+
+TEST_CASE("flapping: a device that changed state once costs nothing once it is idle again") {
+    core_harness h;
+    std::vector<std::string> names;
+    for (int i = 0; i < 3000; ++i) names.push_back("dev" + std::to_string(i));
+    const std::size_t before = h.core.memory_bytes();
+    std::vector<etag> batch;
+    for (const std::string& n : names) {
+        batch.push_back(status(n, T0, device_state::offline));
+        batch.push_back(status(n, T0 + 10, device_state::online));  // a flap inside the hold
+    }
+    h.run(batch, T0 + 10);
+    const std::size_t busy = h.core.memory_bytes();
+    h.tick(T0 + 3 * 3600);  // the changes are two windows old: their history goes
+    const std::size_t idle = h.core.memory_bytes();
+    MESSAGE("memory: " << before << " empty, " << busy << " after the flaps, " << idle << " idle");
+    CHECK(idle < busy - 3000 * 40);
+}

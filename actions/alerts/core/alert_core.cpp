@@ -167,6 +167,10 @@ const batch_result& alert_core::process(const std::vector<etag>& batch, double n
     resolve(batch);
     for (const work_item& w : work_) apply(batch[w.pos], w);
     mature_due_timers();
+    if (!noise_.empty() &&
+        (noise_.size() >= sweep_at_ || now_ - swept_ > config_->flapping.window)) {
+        sweep_noise();
+    }
     finish_stats();
     return result_;
 }

@@ -159,6 +159,7 @@ private:
     void inhibit(std::uint32_t device);
     void inhibit_members(std::uint32_t bridge, notification& n);
     void reschedule_members(std::uint32_t bridge);
+    void sweep_noise();
     std::uint32_t member_slot(std::uint32_t device, std::uint32_t member_cfg) const;
     void emit(notification n, std::string_view event_id = {});
     const recipient_list& recipients_for(std::uint32_t device, const region_config* r) const;
@@ -174,6 +175,8 @@ private:
     recent_ids ids_;
     std::unordered_map<std::uint64_t, cooldown_entry> cooldowns_;
     std::unordered_map<std::uint32_t, noise_entry> noise_;
+    std::size_t sweep_at_ = 4096;  // noise_ size at which sweep_noise() runs next
+    double swept_ = 0;             // `now` of the last sweep (one runs at least every window)
     std::size_t pending_ = 0;
     double now_ = 0;
 

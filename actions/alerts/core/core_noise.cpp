@@ -9,6 +9,7 @@
 // (a same-state heartbeat) never gets here.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -264,6 +265,22 @@ void alert_core::inhibit_members(std::uint32_t bridge, notification& n) {
         result_.affected.push_back(member);
     }
     n.affected = static_cast<std::uint32_t>(result_.affected.size()) - n.affected_at;
+}
+
+// Drops the noise entries of devices whose changes are long past (twice the flapping window:
+// an ETag that late is stale anyway in practice) and that are neither flapping nor reminded
+// of: a device that changed state once costs nothing once it is idle again. Amortised: runs
+// when the table has doubled since the last sweep, and once per flapping window of `now`.
+void alert_core::sweep_noise() {
+    const double horizon = now_ - 2 * config_->flapping.window;
+    for (auto it = noise_.begin(); it != noise_.end();) {
+        const device_slot& d = slots_[it->first];
+        const bool idle = !(d.flags & (SLOT_FLAPPING | SLOT_REMIND)) &&
+                          (it->second.changes.empty() || it->second.changes.back() < horizon);
+        it = idle ? noise_.erase(it) : std::next(it);
+    }
+    sweep_at_ = std::max<std::size_t>(4096, 2 * noise_.size());
+    swept_ = now_;
 }
 
 void alert_core::reschedule_members(std::uint32_t bridge) {
