@@ -197,7 +197,7 @@ TEST_CASE("bridges: 40 cameras behind a bridge that lost its uplink give one not
     }
 }
 
-TEST_CASE("bridges: the answer carries affected and affectedDevices; stats count inhibited") {
+TEST_CASE("bridges: the answer carries affected and affectedDevices, stats count inhibited") {
     alert_service svc(action_kind::state, {});
     std::ostringstream log;
     json etags = json::array();
@@ -297,7 +297,7 @@ TEST_CASE("bridges: a flapping bridge inhibits nothing") {
     CHECK(notes[0].device == "cam01");
 }
 
-TEST_CASE("maintenance: notifications inside a window are held back; the state is tracked") {
+TEST_CASE("maintenance: notifications inside a window are held back, the state is tracked") {
     json c = sample_config();
     c["maintenance"] = json::parse(R"([{"account": "acct1", "device": "cam1",
         "from": 1764460800, "until": 1764464400, "comment": "re-cabling"}])");
