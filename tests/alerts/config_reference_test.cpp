@@ -19,7 +19,8 @@ TEST_CASE("a misspelt or unknown config key is an error that names it, at every 
     } cases[] = {
         {"", "hold",
          "config: config has an unknown key 'hold' (known keys: holds, "
-         "alert_delay_threshold, recent_ids, accounts)"},
+         "alert_delay_threshold, recent_ids, accounts, flapping, bridge_grace, maintenance, "
+         "reminders)"},
         {"/holds", "ofline",
          "config: holds has an unknown key 'ofline' (known keys: offline, "
          "online, internet_offline)"},
@@ -29,7 +30,7 @@ TEST_CASE("a misspelt or unknown config key is an error that names it, at every 
          "devices)"},
         {"/accounts/acct1/devices/cam1", "recipient",
          "config: accounts.acct1.devices.cam1 has an unknown key 'recipient' (known keys: name, "
-         "recipients, regions)"},
+         "recipients, regions, bridge)"},
         {"/accounts/acct1/devices/cam1/regions/door", "sensitivty",
          "config: accounts.acct1.devices.cam1.regions.door has an unknown key 'sensitivty' "
          "(known keys: enabled, sensitivity, level, recipients, cooldown)"},

@@ -97,7 +97,9 @@ strings fields_for(const std::string& note) {
     return {"key=" + json::parse(note).at("dedupKey").get<std::string>(), "n=" + note};
 }
 
-const std::regex KEY_FORM("(Alert|Offline|Online|InternetOffline)-[0-9]+-[0-9a-f]{32}");
+const std::regex KEY_FORM(
+    "(Alert|Offline|Online|InternetOffline|FlappingStarted|FlappingStopped|StillOffline)-[0-9]+-"
+    "[0-9a-f]{32}");
 
 }  // namespace
 
@@ -147,7 +149,9 @@ TEST_CASE("identity: a dedupKey names what a notification announces, never when 
 }
 
 TEST_CASE("identity: an Online resolves the Offline or InternetOffline it ends") {
-    core_harness h;
+    json config = sample_config();
+    config["flapping"] = false;  // cam1 changes state six times within the hour
+    core_harness h({}, config);
     auto run = [&](const std::vector<etag>& batch, double now) {
         const batch_result& r = h.core.process(batch, now);
         strings out = notes_of(h.core, r);
@@ -269,7 +273,8 @@ TEST_CASE("identity: records of older versions stay readable") {
 }
 
 // One generated stream (alertgen's library: outages, flaps, motion, duplicates, jitter, a tick
-// after each minute) through the memory store, a state dir whose process restarts mid-stream,
+// after each minute; flapping devices, reminders and a maintenance window) through the memory
+// store, a state dir whose process restarts mid-stream,
 // and two containers sharing Redis in turn: the same notifications, dedupKeys and resolves.
 TEST_CASE("identity: the same stream gives the same dedupKeys in memory, state dir and Redis") {
     generator_options o;
@@ -279,7 +284,14 @@ TEST_CASE("identity: the same stream gives the same dedupKeys in memory, state d
     o.reorder_window = 3;
     o.seed = 23;
     stream_generator gen(o);
-    const json config = gen.config();
+    // With the noise rules on (issue 21): flapping by default, reminders, and a maintenance
+    // window over one account for minutes 5 to 12.
+    json config = gen.config();
+    config["reminders"] = {{"offline", {120, 600}}};
+    config["maintenance"] = json::array();
+    config["maintenance"].push_back({{"account", config["accounts"].begin().key()},
+                                     {"from", o.start + 300},
+                                     {"until", o.start + 720}});
     struct batch {
         std::vector<etag> etags;
         std::vector<char> ids;
@@ -328,6 +340,8 @@ TEST_CASE("identity: the same stream gives the same dedupKeys in memory, state d
     CHECK(types["Alert"] > 50);
     CHECK(types["Offline"] > 5);
     CHECK(types["Online"] > 5);
+    CHECK(types["FlappingStarted"] > 0);
+    CHECK(types["StillOffline"] > 2);
     CHECK(resolved == static_cast<std::size_t>(types["Online"]));  // every Online resolves one
     CHECK(keys.size() == memory.size());                           // one key per notification
 

@@ -34,16 +34,13 @@ std::uint64_t alert_core::id_hash(std::uint64_t device_key_hash, std::string_vie
 void alert_core::set_config(std::shared_ptr<const alert_config> config) {
     if (!config) return;
     if (config_ && config_->fingerprint == config->fingerprint) return;
-    const bool holds_changed = !config_ || config_->holds.offline != config->holds.offline ||
-                               config_->holds.online != config->holds.online ||
-                               config_->holds.internet_offline != config->holds.internet_offline;
     if (!config_ || config_->recent_ids != config->recent_ids) {
         ids_.reset(config->recent_ids);  // losing recent ids here is safe: see recent_ids.hpp
     }
     config_ = std::move(config);
     bind_accounts();
     bind_devices();
-    if (holds_changed) rebuild_timers();
+    rebuild_timers();  // holds, windows, bridges and reminders may all have moved
 }
 
 void alert_core::bind_accounts() {
@@ -77,9 +74,8 @@ void alert_core::bind_devices() {
 void alert_core::rebuild_timers() {
     timers_.clear();
     for (std::uint32_t i = 0; i < slots_.size(); ++i) {
-        if (hold_pending(slots_[i])) {
-            timers_.push({hold_due(slots_[i], config_->holds), i, slots_[i].hold_gen});
-        }
+        const device_slot& d = slots_[i];
+        if (hold_pending(d) || (d.flags & SLOT_NOISE_BITS)) schedule(i);
     }
 }
 
@@ -163,6 +159,7 @@ const batch_result& alert_core::process(const std::vector<etag>& batch, double n
     changes_.cooldowns.clear();
     changes_.ids.clear();
     result_.notifications.clear();
+    result_.affected.clear();
     result_.stats = batch_stats{};
     result_.stats.etags = batch.size();
     now_ = now;
@@ -170,6 +167,10 @@ const batch_result& alert_core::process(const std::vector<etag>& batch, double n
     resolve(batch);
     for (const work_item& w : work_) apply(batch[w.pos], w);
     mature_due_timers();
+    if (!noise_.empty() &&
+        (noise_.size() >= sweep_at_ || now_ - swept_ > config_->flapping.window)) {
+        sweep_noise();
+    }
     finish_stats();
     return result_;
 }
@@ -195,7 +196,10 @@ std::size_t alert_core::memory_bytes() const {
            device_keys_.memory_bytes() + slots_.capacity() * sizeof(device_slot) +
            timers_.memory_bytes() + ids_.memory_bytes() +
            cooldowns_.size() * (sizeof(cooldown_entry) + 32) +
-           cooldowns_.bucket_count() * sizeof(void*);
+           cooldowns_.bucket_count() * sizeof(void*) +
+           noise_.size() * (sizeof(noise_entry) + 32 +
+                            (config_ ? config_->flapping.changes : 0) * sizeof(double)) +
+           noise_.bucket_count() * sizeof(void*);
 }
 
 }  // namespace alerts

@@ -66,6 +66,10 @@ public:
 
     std::size_t device_count() const { return slots_.size(); }
     std::size_t pending() const { return pending_; }
+    /// When the device next needs the core without an event of its own: its hold matures,
+    /// its flapping may stop, a reminder is due (+infinity: never). What a store that keeps
+    /// timers outside the process (redis_store's due set) schedules it at.
+    double next_due(std::uint32_t device) const;
     /// Bytes held by the per-device structures (table, slots, timers, ids, cooldowns).
     std::size_t memory_bytes() const;
 
@@ -113,6 +117,13 @@ private:
         std::uint32_t device = 0;
         std::string region;
     };
+    // The noise rules' per-device state beyond the slot, only for devices that changed state
+    // (flap detection) or are reminded of: a device that never changes costs nothing here.
+    struct noise_entry {
+        std::vector<double> changes;  // the last flapping.changes state changes, oldest first
+        double reminder_base = 0;     // publishTs of the Offline the reminders follow
+        std::uint32_t reminders_sent = 0;
+    };
 
     // alert_core.cpp: configuration and the activation pipeline.
     void bind_accounts();
@@ -130,7 +141,26 @@ private:
     bool apply_state(std::uint32_t device, const etag& e);
     bool apply_motion(std::uint32_t device, const etag& e);
     bool cooled_down(std::uint32_t device, const region_config& region, double ts);
-    void emit_state(std::uint32_t device);
+    void emit_state(std::uint32_t device, double due_ts);
+    // core_noise.cpp: flapping, bridges, maintenance windows, reminders.
+    static bool counts_pending(const device_slot& d);
+    void schedule(std::uint32_t device);
+    void service(std::uint32_t device, double t, int depth = 0);
+    bool step(std::uint32_t device, double t, int depth);
+    double hold_next(std::uint32_t device) const;
+    double flap_end(std::uint32_t device) const;
+    double reminder_due(std::uint32_t device) const;
+    double silenced_until(std::uint32_t device, double t) const;
+    bool silenced_at(std::uint32_t device, double t);
+    std::uint32_t bridge_of(std::uint32_t device) const;
+    std::uint32_t waits_on_bridge(std::uint32_t device) const;
+    void note_change(std::uint32_t device, double ts);
+    void start_flapping(std::uint32_t device, double ts);
+    void inhibit(std::uint32_t device);
+    void inhibit_members(std::uint32_t bridge, notification& n);
+    void reschedule_members(std::uint32_t bridge);
+    void sweep_noise();
+    std::uint32_t member_slot(std::uint32_t device, std::uint32_t member_cfg) const;
     void emit(notification n, std::string_view event_id = {});
     const recipient_list& recipients_for(std::uint32_t device, const region_config* r) const;
     void mark_dirty(std::uint32_t device);
@@ -144,6 +174,9 @@ private:
     timer_heap timers_;
     recent_ids ids_;
     std::unordered_map<std::uint64_t, cooldown_entry> cooldowns_;
+    std::unordered_map<std::uint32_t, noise_entry> noise_;
+    std::size_t sweep_at_ = 4096;  // noise_ size at which sweep_noise() runs next
+    double swept_ = 0;             // `now` of the last sweep (one runs at least every window)
     std::size_t pending_ = 0;
     double now_ = 0;
 

@@ -27,6 +27,13 @@ struct notification {
     notif_key key;          // dedupKey (dedup_key.hpp)
     notif_key resolves;     // Online: the key of the Offline/InternetOffline it ends
     bool has_resolves = false;
+    device_state state = device_state::online;  // FlappingStopped: the observed state
+    std::uint32_t reminder = 0;                 // StillOffline: 1 for the first reminder
+    // A bridge's Offline/InternetOffline: the cameras it inhibited, affected[affected_at ..
+    // affected_at + affected) of the batch_result.
+    bool has_affected = false;
+    std::uint32_t affected_at = 0;
+    std::uint32_t affected = 0;
 };
 
 struct delay_summary {
@@ -45,6 +52,9 @@ struct batch_stats {
     std::uint64_t suppressed = 0;  // motion inside a region's cooldown
     std::uint64_t rejected = 0;    // malformed ETags
     std::uint64_t late = 0;        // notifications over alert_delay_threshold
+    std::uint64_t flapping = 0;    // state changes of flapping devices (no notification)
+    std::uint64_t inhibited = 0;   // Offlines of cameras behind a bridge that was announced
+    std::uint64_t silenced = 0;    // notifications held back by a maintenance window
     std::uint64_t pending = 0;     // holds still running, all devices
     std::uint64_t devices = 0;     // devices known to the action
     delay_summary alert_delay;
@@ -52,6 +62,7 @@ struct batch_stats {
 
 struct batch_result {
     std::vector<notification> notifications;
+    std::vector<std::uint32_t> affected;  // device indices (see notification::affected)
     batch_stats stats;
 };
 

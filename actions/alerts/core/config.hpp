@@ -39,13 +39,24 @@ struct device_config {
     std::string name;
     recipient_list recipients;
     std::vector<region_config> regions;
+    std::string bridge;                  // the device id of its bridge ("": none)
+    std::int32_t bridge_cfg = -1;        // index of the bridge's device config, -1: none
+    std::vector<std::uint32_t> members;  // a bridge: the device configs behind it
 
     /// The region called `name`, or nullptr.
     const region_config* find_region(std::string_view region) const;
 };
 
+/// A maintenance window (docs/alerts.md, "Maintenance windows"): [from, until).
+struct maintenance_window {
+    std::string device;  // "": every device of the account
+    double from = 0;
+    double until = 0;
+};
+
 struct account_config {
     std::string id;
+    std::vector<maintenance_window> maintenance;
     std::string datacenter;
     recipient_list recipients;
     std::unordered_map<std::string, std::uint32_t> devices;  // device id -> index in devices
@@ -70,6 +81,21 @@ struct hold_times {
     }
 };
 
+/// Flap detection: `changes` observed state changes within `window` seconds start flapping;
+/// `quiet` seconds without one end it.
+struct flapping_config {
+    bool enabled = true;
+    std::uint32_t changes = 6;
+    double window = 3600;
+    double quiet = 1800;
+};
+
+/// The most `flapping.changes` a config may ask for (the core keeps that many times per
+/// device that changes state).
+constexpr std::uint32_t MAX_FLAP_CHANGES = 64;
+/// The most reminders a config may list.
+constexpr std::size_t MAX_REMINDERS = 16;
+
 /// The largest `recent_ids` a config may ask for (2^20: 24 MiB of ring and index); more is
 /// a config_error, so that a hostile config cannot make the action allocate without bound.
 constexpr std::size_t MAX_RECENT_IDS = std::size_t{1} << 20;
@@ -78,6 +104,10 @@ struct alert_config {
     hold_times holds;
     double alert_delay_threshold = 300;
     std::size_t recent_ids = 65536;  // capacity of the recent-id ring, <= MAX_RECENT_IDS
+    flapping_config flapping;
+    double bridge_grace = 120;
+    std::vector<double> reminders;  // StillOffline times after the Offline, ascending
+    bool has_maintenance = false;   // some account has a window
     std::vector<account_config> accounts;
     std::vector<device_config> devices;
     std::uint64_t fingerprint = 0;

@@ -59,20 +59,36 @@ void alert_core::mark_dirty(std::uint32_t device) {
 
 bool alert_core::apply_state(std::uint32_t device, const etag& e) {
     device_slot& d = slots_[device];
-    switch (observe_state(d, e.state, e.ts)) {
-        case state_effect::none:
-            ++result_.stats.ignored;  // the hot path: a same-state heartbeat
-            return false;
-        case state_effect::flap:
-            --pending_;
-            break;
-        case state_effect::hold_started:
+    if (e.state == d.state) {
+        ++result_.stats.ignored;  // the hot path: a same-state heartbeat
+        return false;
+    }
+    const bool was_pending = counts_pending(d);
+    const device_state before = d.state;
+    if (d.flags & SLOT_FLAPPING) {
+        // Flapping: the state is tracked, no hold runs (docs/alerts.md, "Flapping").
+        d.state = e.state;
+        d.hold_ts = e.ts;  // when the current state began
+        ++result_.stats.flapping;
+    } else {
+        observe_state(d, e.state, e.ts);
+        d.flags &= static_cast<std::uint8_t>(~(SLOT_SILENCED | SLOT_INHIBITED));
+        // Reminders follow a device that stays down; back up (observed), they stop.
+        if (e.state == device_state::online) d.flags &= static_cast<std::uint8_t>(~SLOT_REMIND);
+    }
+    note_change(device, e.ts);
+    const bool now_pending = counts_pending(slots_[device]);
+    if (was_pending != now_pending) {
+        if (now_pending)
             ++pending_;
-            timers_.push({hold_due(d, config_->holds), device, d.hold_gen});
-            break;
-        case state_effect::hold_restarted:
-            timers_.push({hold_due(d, config_->holds), device, d.hold_gen});
-            break;
+        else
+            --pending_;
+    }
+    schedule(device);
+    const device_config* cfg = device_cfg(device);
+    if (cfg && !cfg->members.empty() &&
+        (before == device_state::online) != (e.state == device_state::online)) {
+        reschedule_members(device);  // a bridge went down or came back
     }
     mark_dirty(device);
     return true;
@@ -80,35 +96,31 @@ bool alert_core::apply_state(std::uint32_t device, const etag& e) {
 
 void alert_core::mature_if_due(std::uint32_t device, double t) {
     const device_slot& d = slots_[device];
-    if (hold_pending(d) && hold_due(d, config_->holds) <= t) emit_state(device);
+    if (hold_pending(d) || (d.flags & SLOT_NOISE_BITS)) {
+        if (next_due(device) <= t) service(device, t);
+    }
 }
 
 void alert_core::mature_due_timers() {
     while (!timers_.empty() && timers_.top().due <= now_) {
         const hold_timer t = timers_.top();
         timers_.pop();
-        const device_slot& d = slots_[t.device];
-        if (d.hold_gen != t.gen || !hold_pending(d)) continue;  // cancelled or already sent
-        const double due = hold_due(d, config_->holds);
-        if (due > now_) {
-            timers_.push({due, t.device, t.gen});
-            continue;
-        }
-        emit_state(t.device);
+        if (slots_[t.device].hold_gen != t.gen) continue;  // rescheduled since
+        service(t.device, now_);
     }
 }
 
-void alert_core::emit_state(std::uint32_t device) {
+void alert_core::emit_state(std::uint32_t device, double due_ts) {
     device_slot& d = slots_[device];
     const device_state was = d.notified;
     const double was_ts = d.notified_ts;
     notification n;
-    n.due_ts = hold_due(d, config_->holds);
+    n.due_ts = due_ts;
     n.event_ts = d.hold_ts;
     n.type = settle(d);
     n.device = device;
     n.recipients = &recipients_for(device, nullptr);
-    --pending_;
+    d.flags &= static_cast<std::uint8_t>(~(SLOT_SILENCED | SLOT_INHIBITED | SLOT_REMIND));
     mark_dirty(device);
     // An Online names the Offline/InternetOffline it ends (unknown only for a device whose
     // record an older version wrote while this hold was pending).
@@ -116,6 +128,16 @@ void alert_core::emit_state(std::uint32_t device) {
         n.resolves =
             make_notif_key(account_id(d.account), device_id(device), notif_for(was), was_ts);
         n.has_resolves = true;
+    }
+    if (n.type != notif_type::online) {
+        if (!config_->reminders.empty()) {
+            noise_entry& ne = noise_[device];
+            ne.reminder_base = now_;
+            ne.reminders_sent = 0;
+            d.flags |= SLOT_REMIND;
+        }
+        const device_config* cfg = device_cfg(device);
+        if (cfg && !cfg->members.empty()) inhibit_members(device, n);
     }
     emit(n);
 }
@@ -125,6 +147,10 @@ bool alert_core::apply_motion(std::uint32_t device, const etag& e) {
     const region_config* region = cfg ? cfg->find_region(e.region) : nullptr;
     if (!region || !region->enabled || !(e.magnitude >= region->sensitivity)) {
         ++result_.stats.ignored;
+        return false;
+    }
+    if (config_->has_maintenance && silenced_until(device, e.ts) > e.ts) {
+        ++result_.stats.silenced;  // inside a maintenance window: not sent, not deferred
         return false;
     }
     if (!cooled_down(device, *region, e.ts)) {

@@ -18,6 +18,14 @@ void alert_core::export_device(std::uint32_t device, record_sink& sink) const {
     r.last_ts = d.last_ts;
     r.last_id = d.last_id;
     r.notified_ts = d.notified_ts;
+    r.noise = static_cast<std::uint8_t>(d.flags & SLOT_NOISE_BITS);
+    auto it = noise_.find(device);
+    if (it != noise_.end()) {
+        r.reminders_sent = it->second.reminders_sent;
+        r.reminder_base = it->second.reminder_base;
+        r.changes = it->second.changes.data();
+        r.change_count = static_cast<std::uint32_t>(it->second.changes.size());
+    }
     sink.on_device(r);
 }
 
@@ -35,7 +43,8 @@ void alert_core::export_cooldown(std::uint64_t key, record_sink& sink) const {
 void alert_core::export_all(record_sink& sink) const {
     for (std::uint32_t i = 0; i < slots_.size(); ++i) {
         const device_slot& d = slots_[i];
-        if (d.state != device_state::online || d.notified != device_state::online) {
+        if (d.state != device_state::online || d.notified != device_state::online ||
+            (d.flags & SLOT_NOISE_BITS) || noise_.count(i) != 0) {
             export_device(i, sink);
         }
     }
@@ -52,7 +61,7 @@ std::uint32_t alert_core::restore_device(const device_record& r) {
     if (r.device.empty() || r.device.size() > MAX_NAME_LENGTH) return string_interner::npos;
     const std::uint32_t device = intern_device(a, r.device, device_key_hash(r.account, r.device));
     device_slot& d = slots_[device];
-    if (hold_pending(d)) --pending_;
+    if (counts_pending(d)) --pending_;
     d.state = r.state;
     d.notified = r.notified;
     d.hold_ts = r.hold_ts;
@@ -62,11 +71,21 @@ std::uint32_t alert_core::restore_device(const device_record& r) {
     // hold that announced the state started then); with one pending it is lost (its Online
     // then carries no `resolves`).
     d.notified_ts = std::isnan(r.notified_ts) && r.state == r.notified ? r.hold_ts : r.notified_ts;
-    ++d.hold_gen;
-    if (hold_pending(d)) {
-        ++pending_;
-        timers_.push({hold_due(d, config_->holds), device, d.hold_gen});
+    d.flags = static_cast<std::uint8_t>((d.flags & ~SLOT_NOISE_BITS) | (r.noise & SLOT_NOISE_BITS));
+    if (r.change_count > 0 || r.reminders_sent > 0 || (r.noise & SLOT_REMIND)) {
+        noise_entry& ne = noise_[device];
+        ne.changes.assign(r.changes, r.changes + r.change_count);
+        ne.reminders_sent = r.reminders_sent;
+        ne.reminder_base = r.reminder_base;
+    } else {
+        noise_.erase(device);
     }
+    if (counts_pending(d)) ++pending_;
+    schedule(device);
+    // The due times of the cameras behind a bridge depend on the bridge's record, which may
+    // be restored after theirs.
+    const device_config* cfg = device_cfg(device);
+    if (cfg && !cfg->members.empty()) reschedule_members(device);
     return device;
 }
 
@@ -98,11 +117,13 @@ void alert_core::forget(const std::vector<std::uint32_t>& devices) {
         blank.account = d.account;
         blank.cfg = d.cfg;
         blank.hold_gen = d.hold_gen + 1;
-        blank.flags = d.flags;  // DIRTY is cleared by the next process()
+        blank.flags = static_cast<std::uint8_t>(
+            d.flags & SLOT_DIRTY);  // DIRTY is cleared by the next process()
         d = blank;
     }
     timers_.clear();
     cooldowns_.clear();
+    noise_.clear();
     ids_.clear();
     pending_ = 0;
 }

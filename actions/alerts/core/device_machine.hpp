@@ -34,6 +34,13 @@ struct device_slot {
 };
 
 inline constexpr std::uint8_t SLOT_DIRTY = 1;
+// The noise rules' persistent bits (device_record::noise holds them as they are).
+inline constexpr std::uint8_t SLOT_FLAPPING = 2;   // flapping: no state notifications
+inline constexpr std::uint8_t SLOT_SILENCED = 4;   // the pending hold matured inside a window
+inline constexpr std::uint8_t SLOT_INHIBITED = 8;  // the pending Offline waits on the bridge
+inline constexpr std::uint8_t SLOT_REMIND = 16;    // StillOffline reminders are scheduled
+inline constexpr std::uint8_t SLOT_NOISE_BITS =
+    SLOT_FLAPPING | SLOT_SILENCED | SLOT_INHIBITED | SLOT_REMIND;
 
 /// What applying an observed state did.
 enum class state_effect : std::uint8_t { none, hold_started, hold_restarted, flap };

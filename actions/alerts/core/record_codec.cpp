@@ -1,8 +1,10 @@
 // record_codec.cpp — encoding and decoding of checksummed record frames.
 #include "record_codec.hpp"
 
+#include <algorithm>
 #include <cstring>
 
+#include "config.hpp"
 #include "hash.hpp"
 
 namespace alerts {
@@ -63,7 +65,7 @@ private:
 
 bool replay_record(reader& in, record_sink& sink) {
     const auto tag = in.get<char>();
-    if (tag == 'D' || tag == 'E') {
+    if (tag == 'D' || tag == 'E' || tag == 'G') {
         device_record r;
         r.account = in.name();
         r.device = in.name();
@@ -72,7 +74,17 @@ bool replay_record(reader& in, record_sink& sink) {
         r.hold_ts = in.get<double>();
         r.last_ts = in.get<double>();
         r.last_id = in.get<std::uint32_t>();
-        if (tag == 'E') r.notified_ts = in.get<double>();
+        if (tag != 'D') r.notified_ts = in.get<double>();
+        double changes[MAX_FLAP_CHANGES];
+        if (tag == 'G') {
+            r.noise = in.get<std::uint8_t>();
+            r.reminders_sent = in.get<std::uint32_t>();
+            r.reminder_base = in.get<double>();
+            r.change_count = in.get<std::uint8_t>();
+            if (r.change_count > MAX_FLAP_CHANGES) return false;
+            for (std::uint32_t i = 0; i < r.change_count; ++i) changes[i] = in.get<double>();
+            r.changes = changes;
+        }
         if (in.ok()) sink.on_device(r);
     } else if (tag == 'C') {
         cooldown_record r;
@@ -93,6 +105,7 @@ bool replay_record(reader& in, record_sink& sink) {
 }  // namespace
 
 void frame_encoder::on_device(const device_record& r) {
+    const std::size_t start = payload_.size();
     payload_ += 'E';
     put_name(payload_, r.account);
     put_name(payload_, r.device);
@@ -102,6 +115,14 @@ void frame_encoder::on_device(const device_record& r) {
     put(payload_, r.last_ts);
     put(payload_, r.last_id);
     put(payload_, r.notified_ts);
+    if (r.noise == 0 && r.change_count == 0 && r.reminders_sent == 0) return;
+    payload_[start] = 'G';  // the noise rules' fields follow
+    put(payload_, r.noise);
+    put(payload_, r.reminders_sent);
+    put(payload_, r.reminder_base);
+    const std::uint32_t n = std::min<std::uint32_t>(r.change_count, MAX_FLAP_CHANGES);
+    put(payload_, static_cast<std::uint8_t>(n));
+    for (std::uint32_t i = r.change_count - n; i < r.change_count; ++i) put(payload_, r.changes[i]);
 }
 
 void frame_encoder::on_cooldown(const cooldown_record& r) {

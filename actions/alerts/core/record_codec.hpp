@@ -3,6 +3,8 @@
 // A frame is: magic "ALJ1" (u32), payload length (u32), sequence number (u64), checksum of the
 // payload (u64), payload. The payload is a run of records:
 //   'E' account device state notified hold_ts last_ts last_id notified_ts   (a device)
+//   'G' the same, then noise reminders_sent reminder_base n change*n (a device with noise-rule
+//       state: flapping, silenced, inhibited, reminders; u8 u32 f64 u8 f64*n)
 //   'D' account device state notified hold_ts last_ts last_id   (a device, as older versions
 //                                                               wrote it: read, never written)
 //   'C' account device region last_alert                        (a region cooldown)

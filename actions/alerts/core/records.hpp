@@ -22,6 +22,13 @@ struct device_record {
     // When the announced state began (device_slot::notified_ts); NaN: not in the record (an
     // older version's), then taken as hold_ts when no hold is pending (it is that time then).
     double notified_ts = std::numeric_limits<double>::quiet_NaN();
+    // The noise rules' state (docs/alerts.md, "Flapping", "Bridges", "Maintenance windows",
+    // "Reminders"); all zero for most devices, and for records of older versions.
+    std::uint8_t noise = 0;  // NOISE_* bits of device_machine.hpp
+    std::uint32_t reminders_sent = 0;
+    double reminder_base = 0;         // publishTs of the Offline the reminders follow
+    const double* changes = nullptr;  // recent observed state changes, oldest first
+    std::uint32_t change_count = 0;
 };
 
 struct cooldown_record {

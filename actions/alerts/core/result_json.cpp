@@ -63,6 +63,22 @@ json notification_json(const alert_core& core, const notification& n) {
     j["alertDelay"] = to_ms(n.delay);
     j["dedupKey"] = notif_key_text(n.key);
     if (n.has_resolves) j["resolves"] = notif_key_text(n.resolves);
+    if (n.type == notif_type::flapping_stopped) j["state"] = name_of(n.state);
+    if (n.type == notif_type::still_offline) j["reminder"] = n.reminder;
+    if (n.has_affected) {
+        // The cameras are listed in the core's last result (the one `n` comes from).
+        const std::vector<std::uint32_t>& all = core.result().affected;
+        json list = json::array();
+        for (std::uint32_t i = 0; i < n.affected && n.affected_at + i < all.size(); ++i) {
+            const std::uint32_t d = all[n.affected_at + i];
+            json item = {{"device", core.device_id(d)}};
+            const device_config* member = core.device_cfg(d);
+            if (member && !member->name.empty()) item["name"] = member->name;
+            list.push_back(std::move(item));
+        }
+        j["affected"] = n.affected;
+        j["affectedDevices"] = std::move(list);
+    }
     return j;
 }
 
@@ -78,6 +94,9 @@ json stats_json(const batch_stats& st) {
         {"suppressed", st.suppressed},
         {"rejected", st.rejected},
         {"late", st.late},
+        {"flapping", st.flapping},
+        {"inhibited", st.inhibited},
+        {"silenced", st.silenced},
         {"pending", st.pending},
         {"devices", st.devices},
         {"alertDelay", {{"max", to_ms(st.alert_delay.max)}, {"p50", to_ms(st.alert_delay.p50)}}}};

@@ -51,6 +51,12 @@ std::string_view name_of(notif_type t) {
             return "Online";
         case notif_type::internet_offline:
             return "InternetOffline";
+        case notif_type::flapping_started:
+            return "FlappingStarted";
+        case notif_type::flapping_stopped:
+            return "FlappingStopped";
+        case notif_type::still_offline:
+            return "StillOffline";
     }
     return "?";
 }

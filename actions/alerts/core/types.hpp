@@ -15,14 +15,23 @@ enum class etag_type : std::uint8_t { motion, status, heartbeat };
 enum class device_state : std::uint8_t { online, offline, internet_offline };
 
 /// What a notification announces.
-enum class notif_type : std::uint8_t { alert, offline, online, internet_offline };
+enum class notif_type : std::uint8_t {
+    alert,
+    offline,
+    online,
+    internet_offline,
+    flapping_started,  // docs/alerts.md, "Flapping"
+    flapping_stopped,
+    still_offline,  // a reminder
+};
 
 std::optional<etag_type> parse_etag_type(std::string_view s);
 std::optional<device_state> parse_device_state(std::string_view s);
 
 std::string_view name_of(etag_type t);
 std::string_view name_of(device_state s);
-/// The contract names: "Alert", "Offline", "Online", "InternetOffline".
+/// The contract names: "Alert", "Offline", "Online", "InternetOffline", "FlappingStarted",
+/// "FlappingStopped", "StillOffline".
 std::string_view name_of(notif_type t);
 
 /// The state notification that announces a device having settled in state `s`.

@@ -32,6 +32,9 @@ void usage(std::FILE* to) {
         "  --motion F         cameras with motion regions (0.2)\n"
         "  --flap F           flaky devices (0.02)\n"
         "  --outage F         devices with outages (0.002)\n"
+        "  --slow-flap F      devices off 6 minutes, on 2, all day (0)\n"
+        "  --bridge-size N    cameras behind each bridge (0: no bridges in the topology)\n"
+        "  --bridge-outage F  bridges losing their uplink 20 min an hour, cameras with them (0)\n"
         "  --duplicates P     re-delivery probability (0)\n"
         "  --reorder S        arrival jitter in seconds (0)\n"
         "  --datacenters N    spread accounts over c001..cN (1)\n"
@@ -67,6 +70,12 @@ bool set_option(const std::string& name, const char* v, cli& c) {
         g.flap_fraction = std::stod(v);
     else if (name == "--outage")
         g.outage_fraction = std::stod(v);
+    else if (name == "--slow-flap")
+        g.slow_flap_fraction = std::stod(v);
+    else if (name == "--bridge-size")
+        g.bridge_size = u32();
+    else if (name == "--bridge-outage")
+        g.bridge_outage_fraction = std::stod(v);
     else if (name == "--duplicates")
         g.duplicate_rate = std::stod(v);
     else if (name == "--reorder")

@@ -11,9 +11,12 @@ namespace alerts {
 
 namespace {
 
-enum device_kind { NORMAL, MOTION, FLAPPER, OUTAGE };
+enum device_kind { NORMAL, MOTION, FLAPPER, OUTAGE, SLOW_FLAPPER };
 
-constexpr double OUTAGE_CYCLE = 900;  // seconds
+constexpr double OUTAGE_CYCLE = 900;     // seconds
+constexpr double SLOW_FLAP_CYCLE = 480;  // 6 minutes off, 2 on
+constexpr double BRIDGE_CYCLE = 3600;    // 20 minutes without uplink per hour
+constexpr std::uint32_t NO_BRIDGE = 0xffffffffU;
 
 std::string format_account(std::uint32_t i) {
     char buf[16];
@@ -64,7 +67,32 @@ int stream_generator::kind_of(std::uint32_t device) const {
     if (r < options_.outage_fraction + options_.flap_fraction + options_.motion_fraction) {
         return MOTION;
     }
+    if (r < options_.outage_fraction + options_.flap_fraction + options_.motion_fraction +
+                options_.slow_flap_fraction) {
+        return SLOW_FLAPPER;
+    }
     return NORMAL;
+}
+
+std::uint32_t stream_generator::group_bridge(std::uint32_t device) const {
+    if (options_.bridge_size == 0) return NO_BRIDGE;
+    const std::uint32_t a = device % accounts_;
+    const std::uint32_t k = device / accounts_;
+    const std::uint32_t group = k / (options_.bridge_size + 1);
+    return a + accounts_ * group * (options_.bridge_size + 1);
+}
+
+bool stream_generator::bridge_down(std::uint32_t bridge, double t) const {
+    if (rand01(bridge, 0, 20) >= options_.bridge_outage_fraction) return false;
+    const double offset = BRIDGE_CYCLE * rand01(bridge, 0, 21);
+    return std::fmod(t - options_.start + BRIDGE_CYCLE - offset, BRIDGE_CYCLE) < 1200;
+}
+
+bool stream_generator::may_change(std::uint32_t device) const {
+    const int kind = kind_of(device);
+    if (kind == FLAPPER || kind == OUTAGE || kind == SLOW_FLAPPER) return true;
+    const std::uint32_t b = group_bridge(device);
+    return b != NO_BRIDGE && rand01(b, 0, 20) < options_.bridge_outage_fraction;
 }
 
 bool stream_generator::has_motion(std::uint32_t device) const { return kind_of(device) == MOTION; }
@@ -74,7 +102,18 @@ double stream_generator::minute_start() const {
 }
 
 device_state stream_generator::state_at(std::uint32_t device, double t) const {
+    const std::uint32_t bridge = group_bridge(device);
+    if (bridge == device && bridge_down(bridge, t)) return device_state::internet_offline;
+    if (bridge != NO_BRIDGE && bridge != device &&
+        bridge_down(bridge, t - 5 * rand01(device, 0, 22)))
+        return device_state::offline;  // behind a bridge without uplink
     const int kind = kind_of(device);
+    if (kind == SLOW_FLAPPER) {
+        const double offset = SLOW_FLAP_CYCLE * rand01(device, 0, 23);
+        const double phase =
+            std::fmod(t - options_.start + SLOW_FLAP_CYCLE - offset, SLOW_FLAP_CYCLE);
+        return phase < 360 ? device_state::offline : device_state::online;
+    }
     if (kind == FLAPPER) {
         const auto minute = static_cast<std::uint64_t>((t - options_.start) / 60);
         const double m0 = options_.start + 60.0 * static_cast<double>(minute);
@@ -114,7 +153,7 @@ void stream_generator::add_device_minute(std::uint32_t device, std::uint64_t min
     const double m0 = minute_start();
     const std::size_t before = out_.size();
     const int kind = kind_of(device);
-    if (kind == FLAPPER || kind == OUTAGE) add_transitions(device, minute, m0);
+    if (may_change(device)) add_transitions(device, minute, m0);
     const std::size_t used = out_.size() - before + (kind == MOTION ? 1 : 0);
     const std::uint32_t beats =
         options_.rate > used ? options_.rate - static_cast<std::uint32_t>(used) : 1;
@@ -191,6 +230,18 @@ nlohmann::json stream_generator::config() const {
         json device = {{"name", "Camera " + device_names_[d]}, {"regions", std::move(regions)}};
         if (d % 4 == 0) device["recipients"] = {"cam" + device_names_[d] + "@example.com"};
         accounts[account_names_[account_of(d)]]["devices"][device_names_[d]] = std::move(device);
+    }
+    if (options_.bridge_size > 0) {  // the topology: every device of a group, with its bridge
+        for (std::uint32_t d = 0; d < options_.devices; ++d) {
+            const std::uint32_t b = group_bridge(d);
+            json& device = accounts[account_names_[account_of(d)]]["devices"][device_names_[d]];
+            if (device.is_null()) device = json::object();
+            if (b == d) {
+                device["name"] = "Bridge " + device_names_[d];
+            } else if (b < options_.devices) {
+                device["bridge"] = device_names_[b];
+            }
+        }
     }
     return {{"holds", {{"offline", 300}, {"online", 95}, {"internet_offline", 300}}},
             {"alert_delay_threshold", 300},

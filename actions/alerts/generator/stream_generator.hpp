@@ -28,6 +28,13 @@ struct generator_options {
     double outage_fraction = 0.002;  // devices offline for 6–9 minutes every 15 minutes
     double duplicate_rate = 0;       // probability that an ETag is delivered twice
     double reorder_window = 0;       // seconds of arrival jitter (0: arrival = event time)
+    // The noise rules' situations (docs/alerts.md, "Behaviour"); all off by default.
+    double slow_flap_fraction = 0;  // devices off 6 minutes, on 2, all the time
+    // Topology: each account's devices in groups of one bridge and bridge_size cameras behind
+    // it (0: no bridges); a bridge_outage_fraction of the bridges lose their uplink 20 minutes
+    // every hour, and their cameras go offline with them (within 5 s) and come back with them.
+    std::uint32_t bridge_size = 0;
+    double bridge_outage_fraction = 0;
 };
 
 /// One generated ETag, compact; names are derived from the indices.
@@ -70,6 +77,10 @@ private:
     void add_device_minute(std::uint32_t device, std::uint64_t minute);
     void add_transitions(std::uint32_t device, std::uint64_t minute, double m0);
     device_state state_at(std::uint32_t device, double t) const;
+    /// The device's bridge, or the device itself when it is a bridge, or UINT32_MAX.
+    std::uint32_t group_bridge(std::uint32_t device) const;
+    bool bridge_down(std::uint32_t bridge, double t) const;
+    bool may_change(std::uint32_t device) const;
     void add_duplicates_and_order();
 
     generator_options options_;

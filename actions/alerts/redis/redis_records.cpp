@@ -1,11 +1,13 @@
 // redis_records.cpp — encoding and decoding of the Redis store's keys and records.
 #include "redis_records.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "../core/config.hpp"
 #include "../core/types.hpp"
 
 namespace alerts {
@@ -161,6 +163,21 @@ void redis_value_encoder::on_device(const device_record& r) {
     device_ += ' ';
     append_integer(device_, r.last_id);
     append_double(device_, r.notified_ts);  // "nan" when unknown
+    if (r.noise == 0 && r.change_count == 0 && r.reminders_sent == 0) return;
+    // Version 3: the noise rules' fields (only for devices that have some; the others keep
+    // the version 2 text that older actions read too).
+    device_[0] = '3';
+    device_ += ' ';
+    append_integer(device_, static_cast<unsigned>(r.noise));
+    device_ += ' ';
+    append_integer(device_, r.reminders_sent);
+    append_double(device_, r.reminder_base);
+    const std::uint32_t n = std::min<std::uint32_t>(r.change_count, MAX_FLAP_CHANGES);
+    device_ += ' ';
+    append_integer(device_, n);
+    for (std::uint32_t i = r.change_count - n; i < r.change_count; ++i) {
+        append_double(device_, r.changes[i]);
+    }
 }
 
 void redis_value_encoder::on_cooldown(const cooldown_record& r) {
@@ -185,10 +202,10 @@ bool decode_redis_value(std::string_view text, std::string_view account, std::st
     device_record d;
     d.account = account;
     d.device = device;
-    // Version 2 adds the announced state's time after the last id; version 1 (older actions)
-    // is read too.
+    // Version 2 adds the announced state's time after the last id, version 3 the noise rules'
+    // fields; version 1 (older actions) is read too.
     const std::string_view version = r.token();
-    if ((version != "1" && version != "2") || !r.space()) return false;
+    if ((version != "1" && version != "2" && version != "3") || !r.space()) return false;
     const std::string_view state = r.token();
     if (state.size() != 1 || !state_of(state[0], d.state) || !r.space()) return false;
     const std::string_view notified = r.token();
@@ -197,7 +214,24 @@ bool decode_redis_value(std::string_view text, std::string_view account, std::st
         !r.take_number(d.last_id, r.token())) {
         return false;
     }
-    if (version == "2" && (!r.space() || !r.take_double(d.notified_ts))) return false;
+    if (version != "1" && (!r.space() || !r.take_double(d.notified_ts))) return false;
+    double changes[MAX_FLAP_CHANGES];
+    if (version == "3") {
+        unsigned noise = 0;
+        std::uint32_t count = 0;
+        if (!r.space() || !r.take_number(noise, r.token()) || noise > 255 || !r.space() ||
+            !r.take_number(d.reminders_sent, r.token()) || !r.space() ||
+            !r.take_double(d.reminder_base) || !r.space() || !r.take_number(count, r.token()) ||
+            count > MAX_FLAP_CHANGES) {
+            return false;
+        }
+        d.noise = static_cast<std::uint8_t>(noise);
+        for (std::uint32_t i = 0; i < count; ++i) {
+            if (!r.space() || !r.take_double(changes[i])) return false;
+        }
+        d.changes = changes;
+        d.change_count = count;
+    }
     // Most records have no cooldown, a camera's a few: no heap for those.
     cooldown_record small[4];
     std::size_t n_small = 0;

@@ -9,6 +9,9 @@
 // A device record is one line of text: "2 <state> <notified> <hold_ts> <last_ts> <last_id>
 // <notified_ts>" followed, per region cooldown, by " <last_alert> <len>:<region>" (older
 // versions wrote "1 …" without <notified_ts>: still read; notified_ts is "nan" when unknown).
+// A device with noise-rule state (flapping, silenced, inhibited, reminders) is written as
+// version 3: "3 …<notified_ts> <noise bits> <reminders sent> <reminder base> <n> <change>*n"
+// then its cooldowns.
 // States are one letter (n online, f offline, i internet_offline); times print as the shortest text
 // that reads back exactly (std::to_chars; records written with 17 significant digits read the
 // same). The account's length in the key keeps any two (account, device) pairs apart whatever

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include "../core/device_machine.hpp"
@@ -674,9 +675,9 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         core.export_cooldowns_of(d, encoder);
         record_ = encoder.finish();
         resp_arg(command_, record_);
-        const device_slot& slot = core.slot(d);
         record_.clear();
-        if (hold_pending(slot)) append_redis_number(record_, hold_due(slot, core.config()->holds));
+        const double due = core.next_due(d);  // a hold, a flapping's end, a reminder
+        if (due < std::numeric_limits<double>::infinity()) append_redis_number(record_, due);
         resp_arg(command_, record_);
     }
     if (m > 0) append_outbox_args(core, result);
