@@ -79,6 +79,37 @@ TEST_CASE("a notification over the threshold also logs a system-alert line") {
           std::string::npos);
 }
 
+TEST_CASE("with OW_LOG_FORMAT=json the notification lines are JSON objects, numbers as numbers") {
+    service_env env;
+    env.json_logs = true;
+    alert_service svc(action_kind::state, env);
+    std::ostringstream log;
+    run_activation(
+        svc,
+        value_with(json::parse(R"([{"account": "acct1", "device": "cam1", "type": "status",
+                                        "ts": 1000, "state": "offline"}])"),
+                   1000),
+        0, log);
+    run_activation(svc, value_with(json::array(), 1000 + 300 + 400.5), 0, log);
+    std::istringstream lines(log.str());
+    std::string line;
+    REQUIRE(std::getline(lines, line));
+    const json note = json::parse(line);
+    CHECK(note["notifType"] == "Offline");
+    CHECK(note["alertDelay"] == 400.5);  // a number, for a log aggregator's queries
+    CHECK(note["account"] == "acct1");
+    CHECK(note["eventTs"] == 1000.0);
+    REQUIRE(std::getline(lines, line));
+    CHECK(json::parse(line) == json{{"level", "warning"},
+                                    {"systemAlert", "alertDelayOverThreshold"},
+                                    {"notifType", "Offline"},
+                                    {"alertDelay", 400.5},
+                                    {"threshold", 300.0},
+                                    {"account", "acct1"},
+                                    {"device", "cam1"}});
+    CHECK_FALSE(std::getline(lines, line));
+}
+
 TEST_CASE("without now the wall clock given to run_text() is the evaluation time") {
     alert_service svc(action_kind::motion, {});
     std::ostringstream log;

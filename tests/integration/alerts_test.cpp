@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,32 @@ TEST_CASE("alerts: monitor.zip sends alerts and state notifications, with stats 
     CHECK(contains(streams.out, "level=warning systemAlert=alertDelayOverThreshold "
                                 "notifType=Online alertDelay=305.000 threshold=300.000"));
     CHECK(count_occurrences(streams.out, "notifType=") == 4);
+}
+
+TEST_CASE(
+    "alerts: with OW_LOG_FORMAT=json the notification lines are records whose fields are numbers") {
+    proxy_options options = alerts_runtime();
+    options.env["OW_LOG_FORMAT"] = "json";
+    proxy_process proxy(options);
+    const json env = {{"ALERT_CONFIG", config_file()}};
+    CHECK_REPLY(proxy.init(action_zip("monitor"), "main", &env), 200, OK_BODY);
+    const http_reply reply =
+        proxy.run(json{{"etags", json::array({motion("m1", T0)})}, {"now", T0 + 2}},
+                  json{{"activation_id", "batch-1"}});
+    REQUIRE(reply.status == 200);
+    CHECK(wait_until([&] { return contains(proxy.stdout_text(), "batch-1"); },
+                     std::chrono::seconds(5)));
+    json record;
+    std::istringstream lines(proxy.stdout_text());
+    for (std::string line; std::getline(lines, line);) {
+        if (contains(line, "notifType")) record = json::parse(line);
+    }
+    REQUIRE(record.is_object());
+    CHECK(record["activationId"] == "batch-1");
+    CHECK(record["stream"] == "stdout");
+    CHECK(record["message"]["notifType"] == "Alert");
+    CHECK(record["message"]["alertDelay"] == 2.0);  // a number a log aggregator can query
+    CHECK(record["message"]["eventTs"] == T0);
 }
 
 TEST_CASE("alerts: a value that is not JSON, or no config, is an error answer, the action lives") {

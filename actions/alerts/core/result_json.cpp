@@ -113,32 +113,66 @@ json result_json(const alert_core& core, const batch_result& r,
                 {"stats", stats_json(r.stats)}};
 }
 
-std::string log_line(const alert_core& core, const notification& n) {
-    std::string line;
-    append_kv(line, "notifType", name_of(n.type));
-    append_kv(line, "alertDelay", fixed(to_ms(n.delay), 3));
-    append_kv(line, "account", core.account_id(n.account));
-    append_kv(line, "device", core.device_id(n.device));
-    if (n.region) {
-        append_kv(line, "region", n.region->name);
-        append_kv(line, "level", n.region->level);
+// One log line's fields, as key=value pairs or as one JSON object.
+class log_fields {
+public:
+    explicit log_fields(bool json) : json_(json) {}
+    void text(std::string_view key, std::string_view value) {
+        if (!json_) {
+            append_kv(line_, key, value);
+            return;
+        }
+        open(key);
+        line_ += json(std::string(value)).dump(-1, ' ', false, json::error_handler_t::replace);
     }
-    append_kv(line, "eventTs", fixed(n.event_ts, 3));
-    append_kv(line, "publishTs", fixed(n.publish_ts, 3));
-    append_kv(line, "recipients", joined(*n.recipients));
-    return line;
+    void number(std::string_view key, const std::string& value) {
+        if (!json_) {
+            append_kv(line_, key, value);
+            return;
+        }
+        open(key);
+        line_ += value;
+    }
+    std::string done() {
+        if (json_) line_ += line_.empty() ? "{}" : "}";
+        return std::move(line_);
+    }
+
+private:
+    void open(std::string_view key) {
+        line_ += line_.empty() ? "{\"" : ",\"";
+        line_.append(key).append("\":");
+    }
+    bool json_;
+    std::string line_;
+};
+
+std::string log_line(const alert_core& core, const notification& n, bool json) {
+    log_fields line(json);
+    line.text("notifType", name_of(n.type));
+    line.number("alertDelay", fixed(to_ms(n.delay), 3));
+    line.text("account", core.account_id(n.account));
+    line.text("device", core.device_id(n.device));
+    if (n.region) {
+        line.text("region", n.region->name);
+        line.text("level", n.region->level);
+    }
+    line.number("eventTs", fixed(n.event_ts, 3));
+    line.number("publishTs", fixed(n.publish_ts, 3));
+    line.text("recipients", joined(*n.recipients));
+    return line.done();
 }
 
-std::string late_line(const alert_core& core, const notification& n) {
-    std::string line;
-    append_kv(line, "level", "warning");
-    append_kv(line, "systemAlert", "alertDelayOverThreshold");
-    append_kv(line, "notifType", name_of(n.type));
-    append_kv(line, "alertDelay", fixed(to_ms(n.delay), 3));
-    append_kv(line, "threshold", fixed(core.config()->alert_delay_threshold, 3));
-    append_kv(line, "account", core.account_id(n.account));
-    append_kv(line, "device", core.device_id(n.device));
-    return line;
+std::string late_line(const alert_core& core, const notification& n, bool json) {
+    log_fields line(json);
+    line.text("level", "warning");
+    line.text("systemAlert", "alertDelayOverThreshold");
+    line.text("notifType", name_of(n.type));
+    line.number("alertDelay", fixed(to_ms(n.delay), 3));
+    line.number("threshold", fixed(core.config()->alert_delay_threshold, 3));
+    line.text("account", core.account_id(n.account));
+    line.text("device", core.device_id(n.device));
+    return line.done();
 }
 
 }  // namespace alerts

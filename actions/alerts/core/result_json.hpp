@@ -17,9 +17,11 @@ nlohmann::json stats_json(const batch_stats& st);
 nlohmann::json result_json(const alert_core& core, const batch_result& r,
                            const std::vector<rejection>& rejected);
 
-/// "notifType=Offline alertDelay=0.004 account=... device=... eventTs=... publishTs=..."
-std::string log_line(const alert_core& core, const notification& n);
-/// The system-alert line for a notification later than the threshold.
-std::string late_line(const alert_core& core, const notification& n);
+/// "notifType=Offline alertDelay=0.004 account=... device=... eventTs=... publishTs=...";
+/// `json`: the same fields as one JSON object, numbers as numbers
+/// ({"notifType":"Offline","alertDelay":0.004,...}).
+std::string log_line(const alert_core& core, const notification& n, bool json = false);
+/// The system-alert line for a notification later than the threshold (same two forms).
+std::string late_line(const alert_core& core, const notification& n, bool json = false);
 
 }  // namespace alerts

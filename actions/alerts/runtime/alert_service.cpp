@@ -71,6 +71,7 @@ service_env read_environment() {
     env.state_dir = env_or_empty("ALERT_STATE_DIR");
     env.fsync = env_or_empty("ALERT_STATE_FSYNC") == "1";
     env.redis_url = env_or_empty("ALERT_REDIS_URL");
+    env.json_logs = env_or_empty("OW_LOG_FORMAT") == "json";
     env.redis_sentinels = env_or_empty("ALERT_REDIS_SENTINELS");
     env.redis_master = env_or_empty("ALERT_REDIS_MASTER");
     env.redis_password = env_or_empty("ALERT_REDIS_PASSWORD");
@@ -190,8 +191,8 @@ batch_result alert_service::finish(double now, std::ostream& log) {
     result.stats.etags += batch_.rejected.size();
     result.stats.rejected = batch_.rejected.size();
     for (const notification& n : result.notifications) {
-        log << log_line(core_, n) << '\n';
-        if (n.late) log << late_line(core_, n) << '\n';
+        log << log_line(core_, n, env_.json_logs) << '\n';
+        if (n.late) log << late_line(core_, n, env_.json_logs) << '\n';
     }
     return result;
 }

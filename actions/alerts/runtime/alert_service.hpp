@@ -42,6 +42,9 @@ struct service_env {
     bool uses_redis() const { return !redis_url.empty() || !redis_sentinels.empty(); }
     bool outbox = true;           // ALERT_OUTBOX (1, the default; 0: no outbox)
     int outbox_maxlen = 1000000;  // ALERT_OUTBOX_MAXLEN
+    /// OW_LOG_FORMAT=json (the proxy's JSON log mode sets it for the action): the
+    /// notification lines are JSON objects, which the proxy keeps as objects in its records.
+    bool json_logs = false;
 };
 
 /// Reads the environment; throws std::invalid_argument for a value that cannot work.
@@ -67,7 +70,8 @@ public:
 
     /// One activation from the value's JSON text (parsed by batch_text, no DOM); `wall_now` is
     /// used when it has no "now". The answer goes to `answer` as compact JSON; notifications
-    /// are also written to `log` as key=value lines. A bound config is re-parsed only when its
+    /// are also written to `log` as key=value lines (JSON objects with OW_LOG_FORMAT=json).
+    /// A bound config is re-parsed only when its
     /// text changes.
     void run_text(std::string_view value, double wall_now, std::ostream& log, std::string& answer);
 
