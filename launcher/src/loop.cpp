@@ -12,11 +12,12 @@
 #include <stdexcept>
 #include <streambuf>
 
+#include <actionloop/detail/json_scan.hpp>
+
 #include "activation.hpp"
 #include "answer_writer.hpp"
 #include "crash_report.hpp"
 #include "line_reader.hpp"
-#include <actionloop/detail/json_scan.hpp>
 
 namespace actionloop {
 namespace {
