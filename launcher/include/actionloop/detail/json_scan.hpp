@@ -14,6 +14,7 @@
 // compare both modes with nlohmann::json.
 #pragma once
 
+#include <array>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -184,7 +185,7 @@ public:
         return true;
     }
     void expect(char c) {
-        if (!consume(c)) fail(std::string("expected '") + c + "'");
+        if (!consume(c)) fail_expected(c);
     }
     bool at_end() { return peek() == '\0' && i_ == s_.size(); }
     size_t position() const { return i_; }
@@ -195,17 +196,22 @@ public:
     std::string_view string() {
         expect('"');
         const size_t start = i_;
-        for (; i_ < s_.size(); ++i_) {
-            const auto c = static_cast<unsigned char>(s_[i_]);
-            if (c == '"') return s_.substr(start, i_++ - start);
-            if (c == '\\') {
-                if (o_.plain || o_.arena == nullptr) fail("escape outside the plain subset");
-                return escaped_string(start);
-            }
-            if (c < 0x20) fail("control character in a string");
-            if (o_.plain && c >= 0x7f) fail("byte outside the plain subset");
+        // The bytes that end the fast loop: '"', '\\', control characters, and in the plain
+        // subset anything outside printable ASCII.
+        const bool* stop = o_.plain ? stops<true>() : stops<false>();
+        const char* data = s_.data();
+        size_t i = i_;
+        while (i < s_.size() && !stop[static_cast<unsigned char>(data[i])]) ++i;
+        i_ = i;
+        if (i_ >= s_.size()) fail("unterminated string");
+        const char c = data[i_];
+        if (c == '"') return s_.substr(start, i_++ - start);
+        if (c == '\\') {
+            if (o_.plain || o_.arena == nullptr) fail("escape outside the plain subset");
+            return escaped_string(start);
         }
-        fail("unterminated string");
+        if (static_cast<unsigned char>(c) < 0x20) fail("control character in a string");
+        fail("byte outside the plain subset");
     }
 
     /// A number's value (an overflow gives inf, an underflow 0, as strtod does).
@@ -241,13 +247,30 @@ public:
         }
     }
 
-    [[noreturn]] void fail(const std::string& what) const {
+    // Out of line and cold: the error texts are not built in the hot paths.
+    [[noreturn, gnu::noinline, gnu::cold]] void fail(const char* what) const {
         throw syntax_error(std::string(o_.context) + "invalid JSON at offset " +
                            std::to_string(i_) + ": " + what);
+    }
+    [[noreturn, gnu::noinline, gnu::cold]] void fail_expected(char c) const {
+        const char what[] = {'e', 'x', 'p', 'e', 'c', 't', 'e', 'd', ' ', '\'', c, '\'', '\0'};
+        fail(what);
     }
 
 private:
     static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+    template <bool PLAIN>
+    static const bool* stops() {
+        static const auto table = [] {
+            std::array<bool, 256> t{};
+            for (int c = 0; c < 256; ++c) {
+                t[c] = c == '"' || c == '\\' || c < 0x20 || (PLAIN && c >= 0x7f);
+            }
+            return t;
+        }();
+        return table.data();
+    }
 
     bool literal(std::string_view word) {
         if (s_.substr(i_, word.size()) != word) return false;
