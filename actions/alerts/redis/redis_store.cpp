@@ -563,14 +563,16 @@ void redis_store::list_second_reads(const alert_core& core, bool knowledge_held,
     }
     counters_.skipped -= second_.size();
     extra_keys_.reserve(due->elements);  // devices_ views into these strings: no reallocation
-    const std::size_t from = devices_.size();
+    due_positions_.clear();
     for (std::size_t i = 0; i < due->elements; ++i) {
         const redisReply* member = due->element[i];
         if (!member || member->type != REDIS_REPLY_STRING)
             throw redis_error("redis: unexpected reply to ZRANGE");
         add_due_device(std::string_view(member->str, member->len));
     }
-    if (!links_.empty()) add_linked(core, from, devices_.size(), true);
+    // A due device's bridge and cameras, also when it is in devices_ already (a bridge read
+    // only as a camera's has its cameras read now that it is due).
+    for (std::uint32_t at : due_positions_) add_linked(core, at, at + 1, true);
 }
 
 // A device the due set names: added to devices_ and second_ unless it is in the batch (read
@@ -586,6 +588,7 @@ void redis_store::add_due_device(std::string_view key) {
     grow_table();
     const std::size_t before = devices_.size();
     const std::size_t at = find_or_add(account, device, h);
+    if (!links_.empty()) due_positions_.push_back(static_cast<std::uint32_t>(at));
     if (devices_.size() == before) return;
     extra_keys_.emplace_back(key);
     parse_redis_device_key(options_.prefix, extra_keys_.back(), devices_[at].account,

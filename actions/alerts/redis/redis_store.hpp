@@ -207,8 +207,9 @@ private:
     std::vector<link_entry> links_;
     std::vector<linked_device> link_targets_;
     std::unordered_multimap<std::uint64_t, std::uint32_t> link_index_;  // key hash -> links_
-    double batch_max_ts_ = 0;            // the batch's latest ts (due devices read up to it)
-    std::vector<std::uint32_t> checks_;  // positions in devices_: compared, not written
+    double batch_max_ts_ = 0;                   // the batch's latest ts (due devices read up to it)
+    std::vector<std::uint32_t> checks_;         // positions in devices_: compared, not written
+    std::vector<std::uint32_t> due_positions_;  // positions in devices_ of the due devices
 };
 
 }  // namespace alerts
