@@ -791,8 +791,8 @@ namespace alerts {
 // their due times again: they depend on the changed record). A container that changed one of
 // them in between makes the commit conflict, and the batch is decided again. The bridge a
 // camera's hold waits on is due no later than the camera, so it is read as a due device (with
-// its cameras) whenever the core may send its Offline. A config without bridges has no links:
-// nothing is looked up.
+// its cameras, even when it was read as a camera's already) whenever the core may send its
+// Offline. A config without bridges has no links: nothing is looked up.
 void redis_store::build_links(const alert_config& config) {
     links_.clear();
     link_targets_.clear();
@@ -866,8 +866,8 @@ std::size_t redis_store::find_position(std::string_view account, std::string_vie
 }
 
 // checks_: the bridges and cameras of the devices the commit writes (`written`, sorted) that
-// it does not write itself, and that this batch read (all of them, but for a bridge read only
-// as a camera's: then the core decided nothing of the bridge's that needs its cameras).
+// it does not write itself, and that this batch read (a bridge read only as a camera's was not
+// due: the core decided nothing of it that needs its cameras, which are not read then).
 void redis_store::list_checks(const alert_core& core, const std::vector<std::uint32_t>& written) {
     for (std::uint32_t d : written) {
         const std::string_view account = core.account_id(core.slot(d).account);
