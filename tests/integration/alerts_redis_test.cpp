@@ -99,15 +99,18 @@ struct stream {
     notes reference;
     std::map<std::string, int> types;
 
-    stream() {
+    // alertgen's options of the topology (the config and the stream), then the stream's own.
+    stream(const strings& topology = {"--devices", "1500", "--outage", "0.05", "--seed", "11"},
+           const strings& options = {"--minutes", "8", "--batch", "400", "--duplicates", "0.01",
+                                     "--reorder", "3", "--ticks"}) {
         const std::string gen =
             (fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "alerts" / "alertgen").string();
-        const strings args = {
-            gen,    "--devices",    "1500", "--minutes", "8", "--batch", "400",    "--outage",
-            "0.05", "--duplicates", "0.01", "--reorder", "3", "--ticks", "--seed", "11"};
-        const command_result cfg =
-            run_command({gen, "--devices", "1500", "--outage", "0.05", "--seed", "11", "--config"},
-                        "", {}, dir.path());
+        strings args{gen};
+        args.insert(args.end(), topology.begin(), topology.end());
+        strings config_args = args;
+        config_args.push_back("--config");
+        args.insert(args.end(), options.begin(), options.end());
+        const command_result cfg = run_command(config_args, "", {}, dir.path());
         REQUIRE(cfg.exit_code == 0);
         config = dir.path() / "config.json";
         write_file(config, cfg.out);
@@ -117,7 +120,7 @@ struct stream {
         for (std::string line; std::getline(lines, line);) {
             if (!line.empty()) batches.push_back(line);
         }
-        REQUIRE(batches.size() > 200);
+        REQUIRE(batches.size() > 50);
         auto proxy = start_monitor(json{{"ALERT_CONFIG", config.string()}});
         for (const std::string& b : batches) {
             const json answer = run_text(*proxy, b);
@@ -515,4 +518,90 @@ TEST_CASE("alerts/redis: ALERT_OUTBOX=0 writes no outbox, a bad value fails /ini
         CHECK(run.exit_code == 1);
         CHECK(contains(run.err, message));
     }
+}
+
+// Bridges across containers (docs/alerts.md, "Bridges"): a bridge's events reach one proxy,
+// its cameras' the other; each activation reads a bridge's cameras and a camera's bridge with
+// its own devices. One InternetOffline covering the 5 cameras, the bridge's Online, and the
+// camera still down 300 s after the bridge's return gets its own Offline, whichever proxy
+// decides it.
+TEST_CASE("alerts/redis: a bridge and its cameras on two proxies give one notification") {
+    temp_dir dir("alerts-bridge");
+    json devices = {{"bridge1", {{"name", "Site bridge"}}}};
+    for (int i = 1; i <= 5; ++i) {
+        devices["cam" + std::to_string(i)] = {{"name", "Camera " + std::to_string(i)},
+                                              {"bridge", "bridge1"}};
+    }
+    const fs::path config = dir.path() / "config.json";
+    write_file(config,
+               json{{"accounts", {{"site", {{"recipients", {"ops@site"}}, {"devices", devices}}}}}}
+                   .dump());
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    const json env = redis_env(server, config);
+    auto a = start_monitor(env);
+    auto b = start_monitor(env);
+    int id = 0;
+    auto site = [&](const std::string& device, const std::string& state, double ts) {
+        json e = status("b" + std::to_string(++id), device, state, ts);
+        e["account"] = "site";
+        return e;
+    };
+    auto cameras = [&](int from, int to, const std::string& state, double ts) {
+        json etags = json::array();
+        for (int i = from; i <= to; ++i)
+            etags.push_back(site("cam" + std::to_string(i), state, ts));
+        return etags;
+    };
+    auto send = [](const proxy_process& p, const json& etags, double now) {
+        return run_text(p, batch(etags, now).dump());
+    };
+    CHECK(
+        types_of(send(*a, json::array({site("bridge1", "internet_offline", T0)}), T0 + 1)).empty());
+    CHECK(types_of(send(*b, cameras(1, 5, "offline", T0 + 2), T0 + 3)).empty());
+    const json down = send(*a, json::array(), T0 + 300);
+    REQUIRE(types_of(down) == strings{"InternetOffline"});
+    const json& n = down["notifications"][0];
+    CHECK(n["device"] == "bridge1");
+    CHECK(n["affected"] == 5);
+    REQUIRE(n["affectedDevices"].size() == 5);
+    CHECK(n["affectedDevices"][4] == json{{"device", "cam5"}, {"name", "Camera 5"}});
+    CHECK(down["stats"]["inhibited"] == 5);
+    CHECK(types_of(send(*b, json::array(), T0 + 400)).empty());
+    // The bridge comes back on B, cam1..cam4 with it on A; cam5 stays down.
+    CHECK(
+        types_of(send(*b, json::array({site("bridge1", "online", T0 + 1000)}), T0 + 1000)).empty());
+    CHECK(types_of(send(*a, cameras(1, 4, "online", T0 + 1001), T0 + 1001)).empty());
+    CHECK(types_of(send(*a, json::array(), T0 + 1095)) == strings{"Online"});
+    CHECK(types_of(send(*b, json::array(), T0 + 1299)).empty());
+    const json late = send(*a, json::array(), T0 + 1300);
+    REQUIRE(types_of(late) == strings{"Offline"});
+    CHECK(late["notifications"][0]["device"] == "cam5");
+    CHECK(late["notifications"][0]["eventTs"] == T0 + 2);
+    CHECK(types_of(send(*b, json::array(), T0 + 5000)).empty());
+}
+
+// alertgen's topology: 4 bridges with 40 cameras each, every bridge losing its uplink 20
+// minutes in the hour, for 70 minutes; batches sent to two proxies at random give the
+// notifications of one memory-only process (each bridge's InternetOffline with its cameras).
+TEST_CASE("alerts/redis: bridge outages sent to two proxies at random give one process's notes") {
+    static const stream s(
+        {"--devices", "164", "--accounts", "1", "--bridge-size", "40", "--bridge-outage", "1",
+         "--outage", "0.05", "--seed", "4"},
+        {"--minutes", "70", "--rate", "2", "--batch", "300", "--reorder", "3", "--ticks"});
+    INFO("reference: " << s.reference.size() << " notifications");
+    REQUIRE(s.types.count("InternetOffline") == 1);
+    CHECK(s.types.at("InternetOffline") >= 4);
+    std::size_t affected = 0;
+    for (const std::string& text : s.reference) affected += json::parse(text).value("affected", 0);
+    CHECK(affected >= 120);
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    const json env = redis_env(server, s.config);
+    auto a = start_monitor(env);
+    auto b = start_monitor(env);
+    std::mt19937 pick(9);
+    notes got;
+    for (const std::string& value : s.batches)
+        add_notes(got, run_text(pick() % 2 ? *a : *b, value));
+    CHECK(got.size() == s.reference.size());
+    CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
 }

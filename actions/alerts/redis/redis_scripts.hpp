@@ -1,10 +1,13 @@
 // redis_scripts.hpp — the Lua script of the Redis store's commit (see redis_store.hpp).
-//   KEYS: the due set, the device counter, the creations log, the outbox, N device keys, then
-//         the id keys to remember
+//   KEYS: the due set, the device counter, the creations log, the outbox, N device keys, C
+//         checked device keys, then the id keys to remember
 //   ARGV: N, the id TTL, the creations log's length (approximate MAXLEN), M (notifications),
-//         the outbox's cap, the outbox's length above which the script trims it, then per
+//         the outbox's cap, the outbox's length above which the script trims it, C, then per
 //         device: the record as read ("" = absent), the new record, the due time ("" = no hold
-//         pending), then per notification: its dedupKey and its JSON
+//         pending), then per checked device: the record as read and the due time, then per
+//         notification: its dedupKey and its JSON
+// A checked device (a bridge or camera of a written one) is compared like the written ones,
+// not written; only its due time is set.
 // Returns {1, pending holds, device records, outbox entries dropped over the cap} when written,
 // {0, {conflicting indices}} when some record changed since it was read (and then nothing is
 // written).
@@ -28,11 +31,17 @@ namespace alerts {
 inline constexpr const char* REDIS_COMMIT_SCRIPT = R"lua(
 local n = tonumber(ARGV[1])
 local m = tonumber(ARGV[4])
-local base = 6
+local c = tonumber(ARGV[7])
+local base = 7
+local checks = base + 3 * n
 local conflicts = {}
 for i = 1, n do
   local current = redis.call('GET', KEYS[4 + i]) or ''
   if current ~= ARGV[base + 3 * i - 2] then conflicts[#conflicts + 1] = i end
+end
+for i = 1, c do
+  local current = redis.call('GET', KEYS[4 + n + i]) or ''
+  if current ~= ARGV[checks + 2 * i - 1] then conflicts[#conflicts + 1] = n + i end
 end
 if #conflicts > 0 then return {0, conflicts} end
 local created = {}
@@ -46,7 +55,14 @@ for i = 1, n do
     redis.call('ZADD', KEYS[1], ARGV[base + 3 * i], key)
   end
 end
-for j = n + 5, #KEYS do redis.call('SET', KEYS[j], '1', 'EX', ARGV[2]) end
+for i = 1, c do
+  if ARGV[checks + 2 * i] == '' then
+    redis.call('ZREM', KEYS[1], KEYS[4 + n + i])
+  else
+    redis.call('ZADD', KEYS[1], ARGV[checks + 2 * i], KEYS[4 + n + i])
+  end
+end
+for j = n + c + 5, #KEYS do redis.call('SET', KEYS[j], '1', 'EX', ARGV[2]) end
 local total = tonumber(redis.call('GET', KEYS[2]) or '0')
 if #created > 0 then
   total = redis.call('INCRBY', KEYS[2], #created)
@@ -59,7 +75,7 @@ if #created > 0 then
 end
 local dropped = 0
 if m > 0 then
-  local at = base + 3 * n
+  local at = checks + 2 * c
   for j = 1, m do
     redis.call('XADD', KEYS[4], '*', 'key', ARGV[at + 2 * j - 1], 'n', ARGV[at + 2 * j])
   end

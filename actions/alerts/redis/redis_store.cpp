@@ -124,6 +124,7 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
         if (core.config() != known_config_) {
             reset_knowledge();
             known_config_ = core.config();
+            if (known_config_) build_links(*known_config_);
         }
         collect_keys(core, batch);
         for (;;) {
@@ -266,7 +267,9 @@ void redis_store::collect_keys(const alert_core& core, const std::vector<etag>& 
     std::size_t size = 64;
     while (size < 2 * batch.size() + 64) size *= 2;
     table_.assign(size, 0);
+    batch_max_ts_ = -std::numeric_limits<double>::infinity();
     for (const etag& e : batch) {
+        if (e.ts > batch_max_ts_) batch_max_ts_ = e.ts;
         const std::uint64_t h = alert_core::device_key_hash(e.account, e.device);
         const std::size_t before = devices_.size();
         const std::size_t at = find_or_add(e.account, e.device, h);
@@ -282,6 +285,9 @@ void redis_store::collect_keys(const alert_core& core, const std::vector<etag>& 
         id_args_.append("\r\n");
         ++id_count_;
     }
+    // The bridges and cameras of the batch's devices are read with them (and, like them,
+    // skipped when known to have no record).
+    if (!links_.empty()) add_linked(core, 0, devices_.size(), false);
     batch_devices_ = devices_.size();
 }
 
@@ -411,7 +417,7 @@ void redis_store::read(alert_core& core, double now) {
     list_batch_reads();
     const bool load_script = send_first_read(now);
     const first_read first = take_first_read(core, load_script);
-    list_second_reads(first.knowledge_held, first.due);
+    list_second_reads(core, first.knowledge_held, first.due);
     if (!second_.empty()) read_second(core);
 }
 
@@ -481,8 +487,10 @@ bool redis_store::send_first_read(double now) {
         client_.append_resp({head_, id_args_});
         ++queued;
     }
+    // With bridges, up to the batch's latest ts: an event after `now` may mature a camera's
+    // hold, and with it its bridge's (whose cameras the second trip then reads).
     std::string max;
-    append_redis_number(max, now);
+    append_redis_number(max, links_.empty() ? now : std::max(now, batch_max_ts_));
     client_.append({"ZRANGEBYSCORE", due_key_, "-inf", max});
     client_.append({"ZCARD", due_key_});
     held_ = client_.replies(queued + 2);
@@ -546,7 +554,8 @@ void redis_store::restore_records(alert_core& core, const redisReply* values,
 
 // What the second round trip reads (second_): skipped devices the log named (or all of them,
 // when it could not vouch), and due holds of devices outside the batch.
-void redis_store::list_second_reads(bool knowledge_held, const redisReply* due) {
+void redis_store::list_second_reads(const alert_core& core, bool knowledge_held,
+                                    const redisReply* due) {
     second_.clear();
     for (std::uint32_t i : skipped_) {
         const std::uint32_t index = devices_[i].index;
@@ -554,12 +563,16 @@ void redis_store::list_second_reads(bool knowledge_held, const redisReply* due) 
     }
     counters_.skipped -= second_.size();
     extra_keys_.reserve(due->elements);  // devices_ views into these strings: no reallocation
+    due_positions_.clear();
     for (std::size_t i = 0; i < due->elements; ++i) {
         const redisReply* member = due->element[i];
         if (!member || member->type != REDIS_REPLY_STRING)
             throw redis_error("redis: unexpected reply to ZRANGE");
         add_due_device(std::string_view(member->str, member->len));
     }
+    // A due device's bridge and cameras, also when it is in devices_ already (a bridge read
+    // only as a camera's has its cameras read now that it is due).
+    for (std::uint32_t at : due_positions_) add_linked(core, at, at + 1, true);
 }
 
 // A device the due set names: added to devices_ and second_ unless it is in the batch (read
@@ -572,13 +585,10 @@ void redis_store::add_due_device(std::string_view key) {
         throw redis_error("redis: '" + std::string(key) + "' in the due set is no device key");
     }
     const std::uint64_t h = alert_core::device_key_hash(account, device);
-    if (devices_.size() * 2 + 2 > table_.size()) {
-        // Grow: rebuild the table over every device so far.
-        table_.assign(table_.size() * 2, 0);
-        reindex_devices();
-    }
+    grow_table();
     const std::size_t before = devices_.size();
     const std::size_t at = find_or_add(account, device, h);
+    if (!links_.empty()) due_positions_.push_back(static_cast<std::uint32_t>(at));
     if (devices_.size() == before) return;
     extra_keys_.emplace_back(key);
     parse_redis_device_key(options_.prefix, extra_keys_.back(), devices_[at].account,
@@ -639,13 +649,17 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         result.stats.devices = read_devices_;
         return true;
     }
-    // KEYS: the due set, the counter, the creations log, the outbox, the device keys, the id
-    // keys; ARGV: n, the TTL, the log's length, m, the outbox's cap and trim length, then per
-    // device the record as read, the new one and the due time, then per notification its key
-    // and JSON (redis_scripts.hpp).
+    checks_.clear();
+    if (!links_.empty()) list_checks(core, devices);
+    // KEYS: the due set, the counter, the creations log, the outbox, the device keys, the
+    // checked keys, the id keys; ARGV: n, the TTL, the log's length, m, the outbox's cap and
+    // trim length, c, then per device the record as read, the new one and the due time, per
+    // checked device the record as read and the due time, then per notification its key and
+    // JSON (redis_scripts.hpp).
     const std::size_t n = devices.size();
+    const std::size_t c = checks_.size();
     const std::size_t m = options_.outbox ? result.notifications.size() : 0;
-    const std::size_t numkeys = 4 + n + changes.ids.size();
+    const std::size_t numkeys = 4 + n + c + changes.ids.size();
     command_.clear();
     resp_arg(command_, std::to_string(numkeys));
     resp_arg(command_, due_key_);
@@ -655,6 +669,9 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     for (std::uint32_t d : devices) {
         resp_device_key(command_, options_.prefix, core.account_id(core.slot(d).account),
                         core.device_id(d));
+    }
+    for (std::uint32_t at : checks_) {
+        resp_device_key(command_, options_.prefix, devices_[at].account, devices_[at].device);
     }
     for (std::uint64_t id : changes.ids) {
         resp_count(command_, '$', options_.prefix.size() + 18);
@@ -667,6 +684,7 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     resp_arg(command_, std::to_string(m));
     resp_arg(command_, std::to_string(options_.outbox_maxlen));
     resp_arg(command_, std::to_string(options_.outbox_trim_above));
+    resp_arg(command_, std::to_string(c));
     redis_value_encoder encoder;
     for (std::uint32_t d : devices) {
         auto it = read_.find(d);
@@ -680,8 +698,19 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         if (due < std::numeric_limits<double>::infinity()) append_redis_number(record_, due);
         resp_arg(command_, record_);
     }
+    for (std::uint32_t at : checks_) {
+        const batch_device& d = devices_[at];
+        const std::uint32_t index = core.find_device(d.account, d.device, d.hash);
+        auto it = index == string_interner::npos ? read_.end() : read_.find(index);
+        resp_arg(command_, it == read_.end() ? std::string_view() : it->second);
+        record_.clear();
+        const double due = index == string_interner::npos ? std::numeric_limits<double>::infinity()
+                                                          : core.next_due(index);
+        if (due < std::numeric_limits<double>::infinity()) append_redis_number(record_, due);
+        resp_arg(command_, record_);
+    }
     if (m > 0) append_outbox_args(core, result);
-    const std::size_t args = 2 + 1 + numkeys + 6 + 3 * n + 2 * m;
+    const std::size_t args = 2 + 1 + numkeys + 7 + 3 * n + 2 * c + 2 * m;
     // EVALSHA of the script loaded on this connection; should Redis have lost it (SCRIPT
     // FLUSH), EVAL in the same attempt (which loads it again).
     resp_head(head_, args, "EVALSHA");
@@ -747,6 +776,119 @@ void redis_store::warn_dropped(std::uint64_t dropped) {
                  "set ALERT_OUTBOX=0 if nothing reads the outbox)"
               << std::endl;
     unwarned_drops_ = 0;
+}
+
+}  // namespace alerts
+
+namespace alerts {
+
+// Bridges. A camera's decisions read its bridge's record (its Offline waits for the bridge's,
+// or comes holds.offline after the bridge's return), and a bridge's read its cameras' (its
+// Offline inhibits those down with it; its return reschedules them). So every device read —
+// for the batch or for a due time — brings the records of its bridge and of its cameras into
+// the same read (the batch's in the first MGET, the due devices' in the second), and a commit
+// that changes a device compares the records of its bridge and cameras as read too (and sets
+// their due times again: they depend on the changed record). A container that changed one of
+// them in between makes the commit conflict, and the batch is decided again. The bridge a
+// camera's hold waits on is due no later than the camera, so it is read as a due device (with
+// its cameras, even when it was read as a camera's already) whenever the core may send its
+// Offline. A config without bridges has no links: nothing is looked up.
+void redis_store::build_links(const alert_config& config) {
+    links_.clear();
+    link_targets_.clear();
+    link_index_.clear();
+    for (const account_config& a : config.accounts) {
+        for (const auto& entry : a.devices) {
+            const device_config& d = config.devices[entry.second];
+            if (d.bridge_cfg < 0 && d.members.empty()) continue;
+            link_entry e{a.id, d.id, static_cast<std::uint32_t>(link_targets_.size()), 0};
+            auto add = [&](std::size_t k) {
+                const std::string& id = config.devices[k].id;
+                link_targets_.push_back({a.id, id, alert_core::device_key_hash(a.id, id)});
+            };
+            if (d.bridge_cfg >= 0) add(static_cast<std::size_t>(d.bridge_cfg));
+            for (std::uint32_t m : d.members) add(m);
+            e.count = static_cast<std::uint32_t>(link_targets_.size()) - e.first;
+            link_index_.emplace(alert_core::device_key_hash(a.id, d.id),
+                                static_cast<std::uint32_t>(links_.size()));
+            links_.push_back(e);
+        }
+    }
+}
+
+const redis_store::link_entry* redis_store::links_of(std::string_view account,
+                                                     std::string_view device,
+                                                     std::uint64_t h) const {
+    auto [lo, hi] = link_index_.equal_range(h);
+    for (; lo != hi; ++lo) {
+        const link_entry& e = links_[lo->second];
+        if (e.account == account && e.device == device) return &e;
+    }
+    return nullptr;
+}
+
+// Adds to devices_ the bridge and cameras of the devices at [from, to) not in it yet (and, for
+// the second read, to second_).
+void redis_store::add_linked(const alert_core& core, std::size_t from, std::size_t to,
+                             bool second) {
+    for (std::size_t i = from; i < to; ++i) {
+        const link_entry* e = links_of(devices_[i].account, devices_[i].device, devices_[i].hash);
+        if (!e) continue;
+        for (std::uint32_t k = e->first; k < e->first + e->count; ++k) {
+            const linked_device& t = link_targets_[k];
+            grow_table();
+            const std::size_t before = devices_.size();
+            const std::size_t at = find_or_add(t.account, t.device, t.hash);
+            if (devices_.size() == before) continue;
+            devices_[at].index = core.find_device(t.account, t.device, t.hash);
+            if (second) second_.push_back(static_cast<std::uint32_t>(at));
+        }
+    }
+}
+
+// Keeps table_ at most half full: rebuilds it twice as large over every device so far.
+void redis_store::grow_table() {
+    if (devices_.size() * 2 + 2 <= table_.size()) return;
+    table_.assign(table_.size() * 2, 0);
+    reindex_devices();
+}
+
+// The position of a device in devices_, or npos when this batch did not read it.
+std::size_t redis_store::find_position(std::string_view account, std::string_view device,
+                                       std::uint64_t h) const {
+    const std::size_t mask = table_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+        const std::uint32_t slot = table_[i];
+        if (slot == 0) return std::string::npos;
+        const batch_device& d = devices_[slot - 1];
+        if (d.hash == h && d.account == account && d.device == device) return slot - 1;
+    }
+}
+
+// checks_: the bridges and cameras of the devices the commit writes (`written`, sorted) that
+// it does not write itself, and that this batch read (a bridge read only as a camera's was not
+// due: the core decided nothing of it that needs its cameras, which are not read then).
+void redis_store::list_checks(const alert_core& core, const std::vector<std::uint32_t>& written) {
+    for (std::uint32_t d : written) {
+        const std::string_view account = core.account_id(core.slot(d).account);
+        const std::string_view device = core.device_id(d);
+        const link_entry* e =
+            links_of(account, device, alert_core::device_key_hash(account, device));
+        if (!e) continue;
+        for (std::uint32_t k = e->first; k < e->first + e->count; ++k) {
+            const linked_device& t = link_targets_[k];
+            const std::size_t at = find_position(t.account, t.device, t.hash);
+            if (at == std::string::npos) continue;
+            const std::uint32_t index = core.find_device(t.account, t.device, t.hash);
+            if (index != string_interner::npos &&
+                std::binary_search(written.begin(), written.end(), index)) {
+                continue;
+            }
+            checks_.push_back(static_cast<std::uint32_t>(at));
+        }
+    }
+    std::sort(checks_.begin(), checks_.end());
+    checks_.erase(std::unique(checks_.begin(), checks_.end()), checks_.end());
 }
 
 }  // namespace alerts

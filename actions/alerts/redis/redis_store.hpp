@@ -4,14 +4,17 @@
 //  1. reads, in one pipelined round trip, the records of the batch's devices, which of the
 //     batch's status and motion ids are in the shared recent-ids window, and the holds due
 //     by `now` (a second round trip fetches the records of due devices outside the batch, if
-//     any);
+//     any); with every device read, the records the bridge rules need: a camera's bridge and
+//     a bridge's cameras (from the config; none for a device without a bridge);
 //  2. lets the core decide, exactly as with the in-process state;
 //  3. commits in one Lua script (EVALSHA; SCRIPT LOAD rides along with the first read of each
 //     connection): every record the core changed is written only if its stored text is still
 //     the one read (compare-and-set), with its due time in the sorted set and the ids of
-//     effective events with a TTL — all or nothing. When another container changed one
-//     of those devices in between, nothing is written and the batch is decided again on fresh
-//     records. Same-state heartbeats change no record, so a batch of them writes nothing.
+//     effective events with a TTL — all or nothing. The bridge and cameras of a changed device
+//     are checked too (compare only; their due times are set again, as they depend on the
+//     changed record). When another container changed one of those devices in between,
+//     nothing is written and the batch is decided again on fresh records. Same-state heartbeats
+//     change no record, so a batch of them writes nothing.
 // A failure throws redis_error (the activation answers an error), logs one line and drops the
 // connection; the next activation reconnects.
 // With sentinels (ALERT_REDIS_SENTINELS), what a failover causes (redis_unavailable: a broken
@@ -105,6 +108,24 @@ private:
     static constexpr std::size_t LOG_READ_MAX = 1000;  // log entries followed per read
 
     void collect_keys(const alert_core& core, const std::vector<etag>& batch);
+    // Bridges (redis_store.cpp, "Bridges"): the devices a device's decisions read besides its
+    // own record.
+    struct linked_device {
+        std::string_view account, device;  // into the config
+        std::uint64_t hash = 0;
+    };
+    struct link_entry {
+        std::string_view account, device;
+        std::uint32_t first = 0, count = 0;  // in link_targets_
+    };
+    void build_links(const alert_config& config);
+    const link_entry* links_of(std::string_view account, std::string_view device,
+                               std::uint64_t h) const;
+    void add_linked(const alert_core& core, std::size_t from, std::size_t to, bool second);
+    void grow_table();
+    std::size_t find_position(std::string_view account, std::string_view device,
+                              std::uint64_t h) const;
+    void list_checks(const alert_core& core, const std::vector<std::uint32_t>& written);
     bool follow_log(const alert_core& core, const redisReply* entries, std::uint64_t devices_now);
     void reset_knowledge();
     void mark(std::uint32_t index, std::uint8_t what);
@@ -124,7 +145,7 @@ private:
     first_read take_first_read(alert_core& core, bool load_script);
     void restore_records(alert_core& core, const redisReply* values,
                          const std::vector<std::uint32_t>& positions);
-    void list_second_reads(bool knowledge_held, const redisReply* due);
+    void list_second_reads(const alert_core& core, bool knowledge_held, const redisReply* due);
     void add_due_device(std::string_view key);
     void read_second(alert_core& core);
     void restore(alert_core& core, const batch_device& d, const redisReply* value);
@@ -179,6 +200,16 @@ private:
     std::vector<std::uint32_t> second_;       // positions in devices_ read in a second trip
     std::vector<std::uint32_t> nil_unknown_;  // read, no record, not yet in the core
     bool mark_absent_ = false;                // this attempt's nil replies prove absence
+
+    // Bridges: per device of a bridge group (a bridge, a camera behind one), the devices its
+    // decisions read (its bridge, its cameras). Empty for a config without bridges: then
+    // nothing below costs anything.
+    std::vector<link_entry> links_;
+    std::vector<linked_device> link_targets_;
+    std::unordered_multimap<std::uint64_t, std::uint32_t> link_index_;  // key hash -> links_
+    double batch_max_ts_ = 0;                   // the batch's latest ts (due devices read up to it)
+    std::vector<std::uint32_t> checks_;         // positions in devices_: compared, not written
+    std::vector<std::uint32_t> due_positions_;  // positions in devices_ of the due devices
 };
 
 }  // namespace alerts
