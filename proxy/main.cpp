@@ -107,7 +107,8 @@ int serve(action_host& host, const settings& config) {
     }
     static drain_state drain;  // static: the signal thread may outlive this frame
     static activation_metrics metrics;
-    handle_stop_signals(drain, std::chrono::milliseconds(config.shutdown_timeout_ms));
+    handle_stop_signals(drain, std::chrono::milliseconds(config.shutdown_timeout_ms),
+                        [&host](std::chrono::milliseconds left) { host.shutdown_action(left); });
     start_reaper();
     watch_memory_cgroup(memory_cgroup::of_this_process(config.cgroup_dir));
     asio::io_context loop(1);

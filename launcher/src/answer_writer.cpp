@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 namespace actionloop {
 namespace {
 
@@ -31,8 +33,18 @@ bool write_all(int fd, std::string_view text) { return write_all(fd, text.data()
 
 }  // namespace
 
-bool answer_writer::ack() {
-    return write_all(fd_, pipelined_ ? "{\"ok\":true,\"pipeline\":true}\n" : "{\"ok\":true}\n");
+bool answer_writer::ack(bool shutdown) {
+    std::string line = "{\"ok\":true";
+    if (pipelined_) line += ",\"pipeline\":true";
+    if (shutdown) line += ",\"shutdown\":true";
+    line += "}\n";
+    return write_all(fd_, line);
+}
+
+bool answer_writer::ack_error(const std::string& error) {
+    return write_all(fd_, nlohmann::json{{"ok", false}, {"error", error}}.dump(
+                              -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                              "\n");
 }
 
 bool answer_writer::answer(std::string& answer, bool more_buffered) {

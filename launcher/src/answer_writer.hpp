@@ -24,8 +24,11 @@ public:
     answer_writer(int fd, bool pipelined, int stdout_fd = 1, int stderr_fd = 2)
         : fd_(fd), stdout_fd_(stdout_fd), stderr_fd_(stderr_fd), pipelined_(pipelined) {}
 
-    /// The ack line on fd 3 (accepting the pipelining offer when pipelined).
-    bool ack();
+    /// The ack line on fd 3 (accepting the pipelining offer when pipelined; offering the
+    /// shutdown line when `shutdown`).
+    bool ack(bool shutdown = false);
+    /// The ack of a failed start: {"ok":false,"error":`error`}.
+    bool ack_error(const std::string& error);
     /// An activation starts (its duration decides whether its answer may wait).
     void started() { started_ = clock::now(); }
     /// An activation's answer (without '\n'; one is appended): the sentinels when pipelined,

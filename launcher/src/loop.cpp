@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <new>
 #include <stdexcept>
@@ -236,8 +237,62 @@ private:
 };
 
 // Serves request lines with handle(line, answer) until EOF.
+// The text of an exception escaping a hook.
+std::string what_of(const std::exception_ptr& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::bad_alloc&) {
+        return OUT_OF_MEMORY;
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "unknown exception";
+    }
+}
+
+// Runs the action's on_init: "" when it returned (or there is none), else "on_init: <what>"
+// (also printed on stderr, where OW_LOG_INIT_ERROR's answer quotes it).
+std::string run_on_init(const lifecycle& hooks) {
+    if (!hooks.on_init) return {};
+    std::string error;
+    try {
+        hooks.on_init();
+    } catch (...) {
+        error = "on_init: " + what_of(std::current_exception());
+        std::cerr << "action error: " << error << std::endl;
+    }
+    std::cout.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    return error;
+}
+
+// The milliseconds of a shutdown line (after its prefix); 0 when unreadable.
+std::chrono::milliseconds time_left_of(std::string_view line) {
+    long long ms = 0;
+    for (char c : line.substr(SHUTDOWN_LINE_PREFIX.size())) {
+        if (c < '0' || c > '9' || ms > 1'000'000'000'000LL) break;
+        ms = ms * 10 + (c - '0');
+    }
+    return std::chrono::milliseconds(ms);
+}
+
+// Runs the action's on_shutdown; an exception is logged (the process ends anyway).
+void run_on_shutdown(const lifecycle& hooks, std::string_view line) {
+    try {
+        hooks.on_shutdown(time_left_of(line));
+    } catch (...) {
+        std::cerr << "action error: on_shutdown: " << what_of(std::current_exception())
+                  << std::endl;
+    }
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+}
+
 template <class Handle>
-int serve(const Handle& handle, int in_fd, int out_fd) {
+int serve(const Handle& handle, const lifecycle& hooks, int in_fd, int out_fd) {
     install_crash_report();  // a crash prints a backtrace first (crash_report.hpp)
     // The ack; when the proxy offers pipelining (ours does, see docs/protocol.md) it is
     // accepted in the ack, and the sentinels after each activation are then written here,
@@ -247,13 +302,27 @@ int serve(const Handle& handle, int in_fd, int out_fd) {
     const char* offer = std::getenv("ACTIONLOOP_PIPELINE");
     const bool pipelined = acked && offer != nullptr && std::string_view(offer) == "1";
     answer_writer out(out_fd, pipelined);
-    if (acked && !out.ack()) return 1;
+    // The action's on_init, before the ack: its exception is the init's error.
+    if (const std::string error = run_on_init(hooks); !error.empty()) {
+        if (acked) out.ack_error(error);
+        return 1;
+    }
+    const bool shutdown_hook = static_cast<bool>(hooks.on_shutdown);
+    if (acked && !out.ack(shutdown_hook)) return 1;
 
     output_lines lines;
     line_reader input(in_fd);
     std::string_view line;
     std::string answer;
     while (input.next(line)) {
+        // The proxy's shutdown line (sent only when the ack offered it): its first byte never
+        // starts an activation's line, so one compare costs the others nothing.
+        if (shutdown_hook && !line.empty() && line.front() == SHUTDOWN_LINE_PREFIX.front() &&
+            line.substr(0, SHUTDOWN_LINE_PREFIX.size()) == SHUTDOWN_LINE_PREFIX) {
+            const bool flushed = out.flush();
+            run_on_shutdown(hooks, line);
+            return flushed ? 0 : 1;
+        }
         out.started();
         try {
             handle(line, answer);
@@ -275,16 +344,16 @@ int serve(const Handle& handle, int in_fd, int out_fd) {
 
 }  // namespace
 
-int run_loop(const entry_point& entry, int in_fd, int out_fd) {
+int run_loop(const entry_point& entry, const lifecycle& hooks, int in_fd, int out_fd) {
     return serve([&entry](std::string_view line,
                           std::string& answer) { answer = handle_request(line, entry); },
-                 in_fd, out_fd);
+                 hooks, in_fd, out_fd);
 }
 
-int run_raw_loop(const raw_entry_point& entry, int in_fd, int out_fd) {
+int run_raw_loop(const raw_entry_point& entry, const lifecycle& hooks, int in_fd, int out_fd) {
     return serve([&entry](std::string_view line,
                           std::string& answer) { handle_raw_request(line, entry, answer); },
-                 in_fd, out_fd);
+                 hooks, in_fd, out_fd);
 }
 
 }  // namespace actionloop

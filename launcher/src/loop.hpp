@@ -3,6 +3,7 @@
 
 #include <actionloop/action.hpp>
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -26,9 +27,25 @@ std::string handle_request(std::string_view line, const entry_point& entry);
 /// object or array). `answer` is the caller's buffer; newlines in it become spaces.
 void handle_raw_request(std::string_view line, const raw_entry_point& entry, std::string& answer);
 
-/// Acks on fd `out_fd` when __OW_WAIT_FOR_ACK is set, then serves request lines from `in_fd`
-/// until EOF. Returns the process exit code.
-int run_loop(const entry_point& entry, int in_fd = 0, int out_fd = 3);
-int run_raw_loop(const raw_entry_point& entry, int in_fd = 0, int out_fd = 3);
+/// The action's optional lifecycle hooks (action.hpp); empty when the action has none.
+struct lifecycle {
+    std::function<void()> on_init;
+    std::function<void(std::chrono::milliseconds time_left)> on_shutdown;
+};
+
+/// The request line the proxy sends, once the drain on SIGTERM has finished the activations
+/// in flight, to an action whose ack offered {"shutdown":true}: this prefix, then the
+/// milliseconds left (decimal). A /run body is never sent starting with its first byte.
+inline constexpr std::string_view SHUTDOWN_LINE_PREFIX = "\x1e"
+                                                         "actionloop-shutdown ";
+
+/// Runs `hooks.on_init` (its exception: an ack {"ok":false,"error":"on_init: ..."} and exit
+/// 1), acks on fd `out_fd` when __OW_WAIT_FOR_ACK is set (offering the shutdown line when
+/// `hooks.on_shutdown` is set), then serves request lines from `in_fd` until EOF or the
+/// shutdown line (then `hooks.on_shutdown` runs and the loop ends). Returns the process exit
+/// code.
+int run_loop(const entry_point& entry, const lifecycle& hooks = {}, int in_fd = 0, int out_fd = 3);
+int run_raw_loop(const raw_entry_point& entry, const lifecycle& hooks = {}, int in_fd = 0,
+                 int out_fd = 3);
 
 }  // namespace actionloop

@@ -10,6 +10,9 @@
 
 int main() {
     const actionloop::detail::entry entry = actionloop::detail::user_entry();
-    if (entry.raw_entry != nullptr) return actionloop::run_raw_loop(entry.raw_entry);
-    return actionloop::run_loop(entry.json_entry);
+    actionloop::lifecycle hooks;
+    if (entry.on_init != nullptr) hooks.on_init = entry.on_init;
+    if (entry.on_shutdown != nullptr) hooks.on_shutdown = entry.on_shutdown;
+    if (entry.raw_entry != nullptr) return actionloop::run_raw_loop(entry.raw_entry, hooks);
+    return actionloop::run_loop(entry.json_entry, hooks);
 }

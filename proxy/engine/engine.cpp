@@ -44,6 +44,7 @@ activation_engine::activation_engine(asio::io_context& loop, asio::thread_pool& 
       action_(std::move(action)),
       hooks_(std::move(events)),
       pipelined_(action_->pipelined()),
+      shutdown_offered_(action_->shutdown_offered()),
       // A request written to a pipelining action that died before reading it is sent again
       // (twice at most); for a window of one, the write failing ends the activation.
       queue_({pipelined_ ? action_->stdin_capacity() : std::numeric_limits<size_t>::max(),
@@ -69,6 +70,12 @@ void activation_engine::start() {
 void activation_engine::submit(std::string body, clock::time_point deadline, completion done) {
     auto next = std::make_unique<activation>();
     next->line = request_line(std::move(body));
+    // An action that takes the shutdown line never gets a request that looks like it (the
+    // body is not JSON then anyway; a leading space keeps its text).
+    if (shutdown_offered_ && !next->line.empty() &&
+        next->line.front() == SHUTDOWN_LINE_PREFIX.front()) {
+        next->line.insert(next->line.begin(), ' ');
+    }
     next->deadline = deadline;
     next->submitted = clock::now();
     next->done = std::move(done);
@@ -81,6 +88,11 @@ void activation_engine::submit(std::string body, clock::time_point deadline, com
         self->flush_posted_ = false;
         self->flush();
     });
+}
+
+int activation_engine::request_shutdown(std::chrono::milliseconds time_left) {
+    if (!shutdown_offered_ || phase_ != phase::ready || broken_ || !queue_.idle()) return -1;
+    return action_->send_shutdown(time_left);
 }
 
 void activation_engine::retire() {

@@ -87,11 +87,18 @@ public:
 
     /// True when the action offered pipelining at its start (it writes its own sentinels).
     bool pipelined() const { return pipelined_; }
+    /// On the loop, once the drain on SIGTERM has no activation left: sends the shutdown line
+    /// to an action that offered it and is idle (executor::send_shutdown). Returns a pidfd to
+    /// wait on (the caller closes it), or -1 when nothing was sent.
+    int request_shutdown(std::chrono::milliseconds time_left);
     /// "exit status N" / "killed by signal N (SIGSEGV)" of the last process.
     std::string describe_exit() const { return action_->describe_exit(); }
     /// From hooks.ended: forwards the action's output so far and ends its open lines
     /// (executor.hpp); in JSON log mode the activation that ended is done with its lines.
     void end_activation_logs() const;
+    /// Forwards the action's output so far and ends its open lines (any thread: after the
+    /// process exited on the shutdown line).
+    void end_output_lines() const { action_->end_output_lines(); }
     /// Activations waiting for their turn to be written (for metrics).
     size_t waiting() const { return queue_.waiting(); }
     /// When the oldest activation not answered yet was submitted (written or waiting, or
@@ -135,6 +142,7 @@ private:
     std::unique_ptr<executor> action_;
     hooks hooks_;
     const bool pipelined_;
+    const bool shutdown_offered_;
     activation_queue queue_;  // the activations, waiting and in the window
 
     // Bound to the loop's own executor type (not the type-erased default, which costs a copy

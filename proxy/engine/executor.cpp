@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -20,7 +21,18 @@ using namespace std::chrono;
 
 // Upstream parses the ack as {"ok": bool}; the texts match Go's. Returns whether the action
 // offers pipelining ({"ok": true, "pipeline": true}: our launcher, when asked).
-bool check_ack(const std::string& line) {
+// What an ack offered.
+struct ack_offers {
+    bool pipeline = false;
+    bool shutdown = false;
+};
+
+bool offered(const nlohmann::json& ack, const char* key) {
+    auto it = ack.find(key);
+    return it != ack.end() && it->is_boolean() && it->get<bool>();
+}
+
+ack_offers check_ack(const std::string& line) {
     nlohmann::json ack;
     try {
         ack = nlohmann::json::parse(line);
@@ -37,12 +49,18 @@ bool check_ack(const std::string& line) {
                                              : "number") +
                           " into Go value of type openwhisk.ActionAck");
     }
-    auto ok = ack.find("ok");
-    if (ok == ack.end() || !ok->is_boolean() || !ok->get<bool>()) {
+    if (!offered(ack, "ok")) {
+        // Upstream's text, then the action's own reason when its ack gave one (our launcher:
+        // "on_init: <what>").
+        auto error = ack.find("error");
+        if (error != ack.end() && error->is_string() &&
+            !error->get_ref<const std::string&>().empty()) {
+            throw start_error("The action did not initialize properly. " +
+                              error->get<std::string>());
+        }
         throw start_error("The action did not initialize properly.");
     }
-    auto pipeline = ack.find("pipeline");
-    return pipeline != ack.end() && pipeline->is_boolean() && pipeline->get<bool>();
+    return {offered(ack, "pipeline"), offered(ack, "shutdown")};
 }
 
 // "60 s" or "250 ms".
@@ -83,6 +101,7 @@ void executor::start() {
     ack_.clear();
     fd3_eof_ = false;
     pipelined_ = false;
+    shutdown_offered_ = false;
     if (options_.wait_for_ack) {
         wait_for_ack();
     } else {
@@ -98,7 +117,9 @@ void executor::wait_for_ack() {
     switch (read_line(deadline, line)) {
         case outcome::answered:
             try {
-                pipelined_ = check_ack(line);
+                const ack_offers offers = check_ack(line);
+                pipelined_ = offers.pipeline;
+                shutdown_offered_ = offers.shutdown;
             } catch (const start_error& e) {
                 start_failed(e.what());
             }
@@ -128,6 +149,18 @@ void executor::restart(const std::string& why) {
                  rss_kb < 0 ? std::string()
                             : " (its peak RSS: " + std::to_string((rss_kb + 1023) / 1024) + " MB)");
     start();
+}
+
+int executor::send_shutdown(std::chrono::milliseconds time_left) {
+    if (!shutdown_offered_ || !stdin_ || child_.exit_fd() < 0) return -1;
+    const std::string line = std::string(SHUTDOWN_LINE_PREFIX) +
+                             std::to_string(std::max<long long>(time_left.count(), 0)) + "\n";
+    // Non-blocking, and the action has read every request (nothing is in flight): a short
+    // line fits in the pipe, or the action is not reading and is killed as before.
+    if (::write(stdin_.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+        return -1;
+    }
+    return ::fcntl(child_.exit_fd(), F_DUPFD_CLOEXEC, 0);
 }
 
 bool executor::exited() { return child_.pid() <= 0 || child_.exited(); }

@@ -21,6 +21,12 @@
 
 namespace actionloop {
 
+/// The line an action whose ack offered {"shutdown":true} gets once the drain on SIGTERM has
+/// finished its activations: this prefix, then the milliseconds left (the launcher's
+/// loop.hpp has the same). No activation's line starts with its first byte (engine.cpp).
+inline constexpr std::string_view SHUTDOWN_LINE_PREFIX = "\x1e"
+                                                         "actionloop-shutdown ";
+
 struct executor_options {
     std::string command;           // /abs/action/N/bin/exec
     std::string cwd;               // action/N/bin: files shipped with the action
@@ -72,6 +78,13 @@ public:
 
     /// True when the action's ack said {"pipeline": true}.
     bool pipelined() const { return pipelined_; }
+    /// True when the action's ack said {"shutdown": true}: it takes the shutdown line.
+    bool shutdown_offered() const { return shutdown_offered_; }
+    /// Writes the shutdown line (SHUTDOWN_LINE_PREFIX, `time_left` in ms, '\n') to an action
+    /// that offered it, with nothing in flight: it runs its on_shutdown and exits. Returns a
+    /// duplicate of the process's pidfd (readable once it has exited; the caller closes it),
+    /// or -1 when the action did not offer it or the line could not be written.
+    int send_shutdown(std::chrono::milliseconds time_left);
     /// Bytes the action's stdin pipe holds (raised to 1 MiB where the system allows).
     size_t stdin_capacity() const { return stdin_capacity_; }
 
@@ -119,6 +132,7 @@ private:
     line_buffer ack_;  // fd 3 during the start: the ack (what follows it is dropped)
     bool fd3_eof_ = false;
     bool pipelined_ = false;
+    bool shutdown_offered_ = false;
     size_t stdin_capacity_ = 65536;
 };
 

@@ -1,8 +1,13 @@
 #include "host/action_host.hpp"
 
+#include <poll.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <filesystem>
+#include <future>
 #include <stdexcept>
 
 #include <boost/asio/post.hpp>
@@ -131,6 +136,41 @@ void action_host::init_finished() {
     std::deque<parked_run> waited;
     waited.swap(parked_);
     for (parked_run& r : waited) run(std::move(r.body), r.deadline, std::move(r.done));
+}
+
+void action_host::shutdown_action(std::chrono::milliseconds time_left) {
+    const auto until = std::chrono::steady_clock::now() + time_left;
+    {
+        std::lock_guard<std::mutex> guard(attach_lock_);
+        if (loop_ == nullptr) return;
+    }
+    struct sent {
+        int pidfd = -1;
+        std::shared_ptr<activation_engine> engine;
+    };
+    auto promise = std::make_shared<std::promise<sent>>();
+    std::future<sent> result = promise->get_future();
+    boost::asio::post(*loop_, [this, promise, time_left] {
+        sent s;
+        if (engine_) s.pidfd = engine_->request_shutdown(time_left);
+        if (s.pidfd >= 0) s.engine = engine_;
+        promise->set_value(std::move(s));
+    });
+    if (result.wait_until(until) != std::future_status::ready) return;
+    sent s = result.get();
+    if (s.pidfd < 0) return;
+    spdlog::info("SIGTERM: the action runs its on_shutdown ({} ms left)", time_left.count());
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            until - std::chrono::steady_clock::now());
+        pollfd exit{s.pidfd, POLLIN, 0};
+        const int ready = ::poll(&exit, 1, static_cast<int>(std::max<long long>(left.count(), 0)));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) spdlog::warn("SIGTERM: the action's on_shutdown did not end in time");
+        break;
+    }
+    ::close(s.pidfd);
+    s.engine->end_output_lines();  // what on_shutdown printed, before the proxy exits
 }
 
 activation_engine::clock::time_point action_host::oldest_submitted() const {

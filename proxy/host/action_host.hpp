@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -75,6 +76,11 @@ public:
     /// resulting bin directory. Throws std::runtime_error with the error text.
     std::string compile_to_zip(const std::string& payload, const std::string& main,
                                const std::string& env_json);
+
+    /// The drain on SIGTERM has finished the activations in flight (any thread but the loop):
+    /// an action whose ack offered it gets the shutdown line (its on_shutdown runs), and this
+    /// waits for it to exit, at most `time_left`. Returns at once for any other action.
+    void shutdown_action(std::chrono::milliseconds time_left);
 
     const settings& config() const { return settings_; }
 

@@ -52,9 +52,14 @@ std::mutex exit_lock;
     ::_exit(128 + sig);
 }
 
-void drain_then_exit(drain_state& state, std::chrono::milliseconds cap) {
+void drain_then_exit(drain_state& state, std::chrono::milliseconds cap, const before_stop& hook) {
     spdlog::info("SIGTERM: draining {} activation(s) in flight", state.in_flight());
+    const auto started = std::chrono::steady_clock::now();
     const bool idle = state.wait_idle(cap);
+    // The action's on_shutdown, outside the lock: a second SIGTERM still stops at once.
+    const auto left = cap - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::steady_clock::now() - started);
+    if (idle && hook && left.count() > 0) hook(left);
     exit_lock.lock();  // never released: the process ends here
     if (!idle) {
         spdlog::warn("SIGTERM: {} activation(s) still in flight after {} ms; stopping them",
@@ -69,13 +74,13 @@ void drain_then_exit(drain_state& state, std::chrono::milliseconds cap) {
 
 }  // namespace
 
-void handle_stop_signals(drain_state& state, std::chrono::milliseconds cap) {
+void handle_stop_signals(drain_state& state, std::chrono::milliseconds cap, before_stop idle) {
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGTERM);
     sigaddset(&signals, SIGINT);
     ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    std::thread([&state, cap, signals] {
+    std::thread([&state, cap, signals, idle = std::move(idle)] {
         bool draining = false;
         for (;;) {
             int sig = 0;
@@ -83,7 +88,7 @@ void handle_stop_signals(drain_state& state, std::chrono::milliseconds cap) {
             if (sig == SIGTERM && !draining) {
                 draining = true;
                 state.begin_drain();
-                std::thread([&state, cap] { drain_then_exit(state, cap); }).detach();
+                std::thread([&state, cap, idle] { drain_then_exit(state, cap, idle); }).detach();
                 continue;
             }
             stop_now(signals, sig);

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 
 namespace actionloop {
@@ -56,10 +57,16 @@ private:
     drain_state* state_;
 };
 
+/// Called once the drain has no activation in flight, with the time left of the cap, before
+/// the children are killed: the action's on_shutdown (action_host::shutdown_action). It
+/// returns within that time.
+using before_stop = std::function<void(std::chrono::milliseconds time_left)>;
+
 /// Takes SIGTERM and SIGINT on a thread of their own (blocked in every other thread: call
 /// before any thread exists; children get a clean mask from spawn()). First SIGTERM: drain
-/// `state` (at most `cap`), kill every child, exit 0. SIGINT, or SIGTERM during the drain:
-/// kill every child and die of the signal (exit 128+N where it cannot kill: pid 1).
-void handle_stop_signals(drain_state& state, std::chrono::milliseconds cap);
+/// `state` (at most `cap`), then, when it emptied in time, `idle` (if set) with what is left
+/// of `cap`, kill every child, exit 0. SIGINT, or SIGTERM during the drain: kill every child
+/// and die of the signal (exit 128+N where it cannot kill: pid 1).
+void handle_stop_signals(drain_state& state, std::chrono::milliseconds cap, before_stop idle = {});
 
 }  // namespace actionloop

@@ -4,13 +4,18 @@
 // action contract (protocol.md "The C++ action contract").
 #include <doctest/doctest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <string>
 #include <vector>
 
 #include "archive_builder.hpp"
 #include "expectations.hpp"
+#include "process_tools.hpp"
 #include "proxy_process.hpp"
 #include "test_util.hpp"
 
@@ -20,6 +25,28 @@ using nlohmann::json;
 namespace {
 
 std::string cpp_source(const std::string& name) { return fixture_text("cpp/" + name); }
+
+// tests/fixtures/cpp/hooks.cpp, compiled once (`proxy -compile`) for the hooks' cases, as
+// base64 for /init.
+const std::string& hooks_zip() {
+    static const std::string zip = [] {
+        temp_dir cwd;
+        env_map env = path_only_env();
+        env["OW_COMPILER"] = compiler_script().string();
+        const command_result compiled = run_command({ACTIONLOOP_PROXY_BIN, "-compile", "main"},
+                                                    cpp_source("hooks.cpp"), env, cwd.path());
+        REQUIRE_MESSAGE(compiled.exit_code == 0, compiled.err);
+        return base64_encode(compiled.out);
+    }();
+    return zip;
+}
+
+// Where `needle` is in `text`; REQUIREs it is there.
+size_t position_of(const std::string& text, const std::string& needle) {
+    const size_t at = text.find(needle);
+    REQUIRE_MESSAGE(at != std::string::npos, "no '" << needle << "' in:\n" << text);
+    return at;
+}
 
 }  // namespace
 
@@ -314,4 +341,66 @@ TEST_CASE("cpp: a zip whose top-level exec is a source keeps its data files, not
     CHECK(json_of(proxy.run(json::object())) == json{{"line", "hello there"}});
     CHECK(fs::exists(proxy.cwd() / "action/1/bin/greeting.txt"));
     CHECK_FALSE(fs::exists(proxy.cwd() / "action/1/bin/notes.h"));
+}
+
+// Issue 22: the lifecycle hooks. on_init runs once per action process, before its first
+// activation; on SIGTERM, once the drain has finished the activation in flight, the proxy
+// sends the shutdown line and on_shutdown runs with the time left, before the proxy exits 0.
+TEST_CASE("cpp: lifecycle hooks: on_init once before the first run, on_shutdown in the drain") {
+    proxy_process proxy(cpp_runtime({{"OW_SHUTDOWN_TIMEOUT_MS", "20000"}}));
+    CHECK_REPLY(proxy.init(hooks_zip()), 200, OK_BODY);
+    for (int run = 1; run <= 3; ++run) {
+        CHECK_REPLY(proxy.run(json::object()), 200,
+                    json{{"inits", 1}, {"runs", run}}.dump() + "\n");
+    }
+    const std::vector<pid_t> action = proxy.children();
+    REQUIRE(action.size() == 1);
+
+    const std::string started = (proxy.root() / "started").string();
+    auto in_flight = std::async(std::launch::async, [&] {
+        return proxy.run(json{{"sleep_ms", 800}, {"started", started}});
+    });
+    REQUIRE(wait_until([&] { return fs::exists(started); }, std::chrono::seconds(10)));
+    ::kill(proxy.pid(), SIGTERM);
+    CHECK_REPLY(in_flight.get(), 200, json{{"inits", 1}, {"runs", 4}}.dump() + "\n");
+    REQUIRE(wait_until([&] { return !proxy.running(); }, std::chrono::seconds(10)));
+    const int status = proxy.stop();
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK_FALSE(process_alive(action.front()));
+
+    // In order, each once: on_init, the four runs, on_shutdown after the last one.
+    const std::string err = proxy.stderr_text();
+    CHECK(count_occurrences(err, "hooks: on_init") == 1);
+    CHECK(count_occurrences(err, "hooks: on_shutdown") == 1);
+    const size_t init = position_of(err, "hooks: on_init");
+    const size_t first = position_of(err, "hooks: run 1 done");
+    const size_t last = position_of(err, "hooks: run 4 done");
+    const size_t shutdown = position_of(err, "hooks: on_shutdown after 4 run(s), time_left_ms=");
+    CHECK(init < first);
+    CHECK(last < shutdown);
+    const long long time_left = std::stoll(err.substr(
+        shutdown + std::string("hooks: on_shutdown after 4 run(s), time_left_ms=").size()));
+    CHECK(time_left > 0);
+    CHECK(time_left <= 20000);
+    CHECK_FALSE(contains(err, "starting it again"));
+}
+
+TEST_CASE("cpp: lifecycle hooks: an on_init that throws fails /init with its message") {
+    const json fail = {{"HOOKS_INIT_FAIL", "1"}};
+    const std::string why = "on_init: cannot reach the database at db:5432";
+    {
+        proxy_process proxy(cpp_runtime());
+        CHECK_ERROR_REPLY(proxy.init(hooks_zip(), "main", &fail), 502,
+                          "cannot start action: The action did not initialize properly. " + why);
+        CHECK(contains(proxy.stderr_text(), "action error: " + why));
+    }
+    {
+        proxy_process proxy(cpp_runtime({{"OW_LOG_INIT_ERROR", "1"}}));
+        const http_reply reply = proxy.init(hooks_zip(), "main", &fail);
+        CHECK(reply.status == 502);
+        const std::string error = json_of(reply).value("error", "");
+        CHECK(error.rfind("Cannot start action. Check logs for details.", 0) == 0);
+        CHECK_MESSAGE(contains(error, "The action did not initialize properly. " + why), error);
+    }
 }

@@ -44,6 +44,25 @@
 //     newlines in it become spaces;
 //   * the context is given and exceptions are answered exactly as above.
 // When both kinds are defined, the raw one is used.
+//
+// Optional lifecycle hooks, for what outlives one activation (a database connection, a
+// client pool): define either or both as global functions in the file that defines the entry
+// point (or in a header it includes; the launcher finds them there, as it finds `main`):
+//
+//     void on_init();                                         // once per action process
+//     void on_shutdown(std::chrono::milliseconds time_left);  // once, when the proxy drains
+//
+//   * on_init runs once in each action process, after /init started it and before its first
+//     activation (again in the new process after a crash restarted it). An exception from it
+//     fails the /init: the answer says "The action did not initialize properly. on_init:
+//     <what()>" (also printed on stderr). Without OW_WAIT_FOR_ACK (the image sets it) the
+//     process just exits and the next activation gets "command exited".
+//   * on_shutdown runs when the proxy got SIGTERM and its drain has finished the activations
+//     in flight; `time_left` is what remains of OW_SHUTDOWN_TIMEOUT_MS. Return within it (the
+//     process is killed then); the process exits after it returns. It does not run when the
+//     drain ran out of time, on a second SIGTERM or SIGINT, or outside this proxy.
+//   * Other signatures (a return value, other parameters, a namespace) are not hooks and are
+//     ignored; what either hook prints goes to the action's log like the activations' output.
 #ifndef ACTIONLOOP_ACTION_HPP
 #define ACTIONLOOP_ACTION_HPP
 

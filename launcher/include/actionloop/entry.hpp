@@ -12,11 +12,14 @@
 // sources are compiled unchanged. ACTIONLOOP_ENTRY looks NAME up with the user's declarations
 // in scope, picks the accepted shape at compile time (a wrong one is a static_assert naming
 // the accepted ones) and defines actionloop::detail::user_entry(), which the launcher calls.
+// The same look-up finds the optional lifecycle hooks on_init and on_shutdown (action.hpp):
+// a stand-in `on_init(...)` loses to the user's exact `void on_init()` when there is one.
 #ifndef ACTIONLOOP_ENTRY_HPP
 #define ACTIONLOOP_ENTRY_HPP
 
 #include <actionloop/action.hpp>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -27,10 +30,17 @@ namespace actionloop::detail {
 using json_function = nlohmann::json (*)(nlohmann::json&& args, const context& ctx);
 using raw_function = void (*)(std::string_view value, std::string& answer, const context& ctx);
 
-/// The user's entry point, adapted to one of two calls (exactly one is set).
+using init_hook = void (*)();
+using shutdown_hook = void (*)(std::chrono::milliseconds time_left);
+
+/// The user's entry point, adapted to one of two calls (exactly one is set), and the optional
+/// lifecycle hooks `void on_init()` and `void on_shutdown(std::chrono::milliseconds)` declared
+/// in the same file (null when there is none).
 struct entry {
     json_function json_entry = nullptr;
     raw_function raw_entry = nullptr;
+    init_hook on_init = nullptr;
+    shutdown_hook on_shutdown = nullptr;
 };
 
 /// Defined by ACTIONLOOP_ENTRY in the file that defines the entry point.
@@ -69,6 +79,8 @@ using dependent_t = typename dependent<D, T>::type;
 #define ACTIONLOOP_ENTRY(NAME)                                                                    \
     namespace actionloop_entry_stand_in {                                                         \
     ::actionloop::detail::no_entry NAME(...);                                                     \
+    ::actionloop::detail::no_entry on_init(...);                                                  \
+    ::actionloop::detail::no_entry on_shutdown(...);                                              \
     }                                                                                             \
     namespace {                                                                                   \
     namespace actionloop_entry_glue {                                                             \
@@ -81,6 +93,17 @@ using dependent_t = typename dependent<D, T>::type;
     struct has : std::false_type {};                                                              \
     template <class F>                                                                            \
     struct has<F, std::void_t<decltype(static_cast<F*>(&NAME))>> : std::true_type {};             \
+    /* The lifecycle hooks: a global on_init / on_shutdown of exactly this type (the stand-ins */ \
+    /* above only make the names always found). */                                                \
+    template <class F, class = void>                                                              \
+    struct has_on_init : std::false_type {};                                                      \
+    template <class F>                                                                            \
+    struct has_on_init<F, std::void_t<decltype(static_cast<F*>(&on_init))>> : std::true_type {};  \
+    template <class F, class = void>                                                              \
+    struct has_on_shutdown : std::false_type {};                                                  \
+    template <class F>                                                                            \
+    struct has_on_shutdown<F, std::void_t<decltype(static_cast<F*>(&on_shutdown))>>               \
+        : std::true_type {};                                                                      \
     /* Whether NAME can be called with A... (other than by the stand-in). */                      \
     template <class Void, class... A>                                                             \
     struct callable : std::false_type {};                                                         \
@@ -134,6 +157,13 @@ using dependent_t = typename dependent<D, T>::type;
                 return static_cast<dependent_t<D, json (*)(const json&, const context&)>>(&NAME)( \
                     args, ctx);                                                                   \
             };                                                                                    \
+        }                                                                                         \
+        if constexpr (has_on_init<dependent_t<D, void()>>::value) {                               \
+            e.on_init = static_cast<dependent_t<D, void (*)()>>(&on_init);                        \
+        }                                                                                         \
+        if constexpr (has_on_shutdown<dependent_t<D, void(std::chrono::milliseconds)>>::value) {  \
+            e.on_shutdown =                                                                       \
+                static_cast<dependent_t<D, void (*)(std::chrono::milliseconds)>>(&on_shutdown);   \
         }                                                                                         \
         return e;                                                                                 \
     }                                                                                             \
