@@ -95,7 +95,7 @@ void start_child(child_process& c, child_kind kind, int cpu) {
                 return {
                     {"greeting", "Hello, " + args.value("name", std::string("stranger")) + "!"}};
             };
-            ::_exit(actionloop::run_loop(hello, req[0], ans[1]));
+            ::_exit(actionloop::run_loop(hello, {}, req[0], ans[1]));
         }
         // action_hello: the proxy's layout, stdin = requests, fd 3 = answers, logs discarded.
         ::dup2(req[0], 0);

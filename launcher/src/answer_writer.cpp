@@ -14,7 +14,7 @@ namespace {
 constexpr std::string_view SENTINEL = "XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX\n";
 constexpr auto FAST_ACTIVATION = std::chrono::microseconds(100);
 constexpr auto MAX_WAIT = std::chrono::microseconds(500);
-constexpr size_t MAX_BATCH_BYTES = 64 * 1024;
+constexpr size_t MAX_BATCH_BYTES = size_t{64} * 1024;
 
 bool write_all(int fd, const char* data, size_t size) {
     while (size > 0) {

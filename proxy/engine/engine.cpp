@@ -28,7 +28,7 @@ constexpr auto MAX_DISCARD = 1s;  // ... or after this long in all
 
 // The request as one line: a body without newlines goes as is (moved, not copied).
 std::string request_line(std::string body) {
-    if (std::memchr(body.data(), '\n', body.size()) == nullptr) return body;
+    if (body.find('\n') == std::string::npos) return body;
     std::string framed;
     frame_request(body, framed);
     framed.pop_back();  // the engine writes the '\n' itself

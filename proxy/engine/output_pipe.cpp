@@ -70,13 +70,13 @@ void log_attribution::sentinel(stream s) {
 void log_attribution::end(std::uint64_t id) {
     std::lock_guard<std::mutex> guard(lock_);
     for (entry& e : entries_) {
-        if (e.id == id) e.ended[out] = e.ended[err] = true;
+        if (e.id == id) e.ended[OUT] = e.ended[ERR] = true;
     }
     drop_ended_front();
 }
 
 void log_attribution::drop_ended_front() {
-    while (!entries_.empty() && entries_.front().ended[out] && entries_.front().ended[err]) {
+    while (!entries_.empty() && entries_.front().ended[OUT] && entries_.front().ended[ERR]) {
         entries_.pop_front();
     }
 }
@@ -87,7 +87,7 @@ output_pipe::output_pipe(int target, std::shared_ptr<log_attribution> attributio
                          size_t max_line_bytes)
     : target_(target),
       attribution_(std::move(attribution)),
-      stream_(target == 1 ? log_attribution::out : log_attribution::err),
+      stream_(target == 1 ? log_attribution::OUT : log_attribution::ERR),
       max_line_bytes_(max_line_bytes) {
     pipe_pair pipe = make_pipe();
     read_end_ = std::move(pipe.read_end);
@@ -180,7 +180,7 @@ void output_pipe::record_locked(std::string_view line) {
         return;
     }
     append_log_record(records_, log_time(std::chrono::system_clock::now()),
-                      stream_ == log_attribution::out ? "stdout" : "stderr",
+                      stream_ == log_attribution::OUT ? "stdout" : "stderr",
                       attribution_->current(stream_), line, max_line_bytes_, partial_cut_);
 }
 

@@ -37,7 +37,7 @@ namespace actionloop {
 /// pipes and the engine. Thread-safe.
 class log_attribution {
 public:
-    enum stream { out = 0, err = 1 };
+    enum stream { OUT = 0, ERR = 1 };
 
     /// The activation `id` was written to the action (in order).
     void written(std::uint64_t id, activation_tags tags);

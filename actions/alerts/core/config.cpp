@@ -11,6 +11,14 @@ namespace {
 
 using json = nlohmann::json;
 
+// "<path><part><name>": a member's path in error texts (built with append, no temporaries).
+std::string member_path(const std::string& path, std::string_view part, std::string_view name = {},
+                        std::string_view tail = {}) {
+    std::string out = path;
+    out.append(part).append(name).append(tail);
+    return out;
+}
+
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
     throw config_error("config: " + path + " " + what);
 }
@@ -91,7 +99,7 @@ device_config parse_device(const std::string& id, const json& j, const std::stri
     if (auto it = j.find("regions"); it != j.end()) {
         require_object(*it, path + ".regions");
         for (const auto& [name, rj] : it->items()) {
-            d.regions.push_back(parse_region(name, rj, path + ".regions." + name));
+            d.regions.push_back(parse_region(name, rj, member_path(path, ".regions.", name)));
         }
     }
     return d;
@@ -109,7 +117,7 @@ void parse_account(alert_config& cfg, const std::string& id, const json& j) {
         require_object(*it, path + ".devices");
         for (const auto& [dev, dj] : it->items()) {
             a.devices.emplace(dev, static_cast<std::uint32_t>(cfg.devices.size()));
-            cfg.devices.push_back(parse_device(dev, dj, path + ".devices." + dev));
+            cfg.devices.push_back(parse_device(dev, dj, member_path(path, ".devices.", dev)));
         }
     }
     // Bridges: the same account's devices; each bridge lists the devices behind it.
@@ -118,7 +126,7 @@ void parse_account(alert_config& cfg, const std::string& id, const json& j) {
         if (d.bridge.empty()) continue;
         auto b = a.devices.find(d.bridge);
         if (b == a.devices.end()) {
-            fail(path + ".devices." + dev + ".bridge",
+            fail(member_path(path, ".devices.", dev, ".bridge"),
                  "names '" + d.bridge + "', which is not a device of the account");
         }
         d.bridge_cfg = static_cast<std::int32_t>(b->second);
@@ -131,7 +139,7 @@ void parse_account(alert_config& cfg, const std::string& id, const json& j) {
         device_config& d = cfg.devices[index];
         std::sort(d.members.begin(), d.members.end());
         if (!d.members.empty() && d.bridge_cfg >= 0) {
-            fail(path + ".devices." + dev + ".bridge",
+            fail(member_path(path, ".devices.", dev, ".bridge"),
                  "is set on a bridge (devices name it as theirs): a bridge has no bridge");
         }
     }

@@ -75,7 +75,7 @@ int stream_generator::kind_of(std::uint32_t device) const {
 }
 
 std::uint32_t stream_generator::group_bridge(std::uint32_t device) const {
-    if (options_.bridge_size == 0) return NO_BRIDGE;
+    if (options_.bridge_size == 0 || accounts_ == 0) return NO_BRIDGE;
     const std::uint32_t a = device % accounts_;
     const std::uint32_t k = device / accounts_;
     const std::uint32_t group = k / (options_.bridge_size + 1);

@@ -60,7 +60,9 @@ public:
     /// Start time of the minute the next call to next_minute() produces.
     double minute_start() const;
 
-    std::uint32_t account_of(std::uint32_t device) const { return device % accounts_; }
+    std::uint32_t account_of(std::uint32_t device) const {
+        return accounts_ == 0 ? 0 : device % accounts_;
+    }
     bool has_motion(std::uint32_t device) const;
 
     /// The config matching the stream (accounts, data centers, motion regions).

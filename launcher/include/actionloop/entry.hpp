@@ -92,7 +92,7 @@ using dependent_t = typename dependent<D, T>::type;
     template <class F, class = void>                                                              \
     struct has : std::false_type {};                                                              \
     template <class F>                                                                            \
-    struct has<F, std::void_t<decltype(static_cast<F*>(&NAME))>> : std::true_type {};             \
+    struct has<F, std::void_t<decltype(static_cast<F*>(&(NAME)))>> : std::true_type {};           \
     /* The lifecycle hooks: a global on_init / on_shutdown of exactly this type (the stand-ins */ \
     /* above only make the names always found). */                                                \
     template <class F, class = void>                                                              \
@@ -133,29 +133,30 @@ using dependent_t = typename dependent<D, T>::type;
         ::actionloop::detail::entry e;                                                            \
         if constexpr (raw_ctx) {                                                                  \
             e.raw_entry = static_cast<                                                            \
-                dependent_t<D, void (*)(std::string_view, std::string&, const context&)>>(&NAME); \
+                dependent_t<D, void (*)(std::string_view, std::string&, const context&)>>(        \
+                &(NAME));                                                                         \
         } else if constexpr (raw) {                                                               \
             e.raw_entry = [](std::string_view value, std::string& answer, const context&) {       \
-                static_cast<dependent_t<D, void (*)(std::string_view, std::string&)>> (&NAME)(    \
+                static_cast<dependent_t<D, void (*)(std::string_view, std::string&)>> (&(NAME))(  \
                     value, answer);                                                               \
             };                                                                                    \
         } else if constexpr (by_value) {                                                          \
             e.json_entry = [](json&& args, const context&) {                                      \
-                return static_cast<dependent_t<D, json (*)(json)>>(&NAME)(std::move(args));       \
+                return static_cast<dependent_t<D, json (*)(json)>>(&(NAME))(std::move(args));     \
             };                                                                                    \
         } else if constexpr (by_ref) {                                                            \
             e.json_entry = [](json&& args, const context&) {                                      \
-                return static_cast<dependent_t<D, json (*)(const json&)>>(&NAME)(args);           \
+                return static_cast<dependent_t<D, json (*)(const json&)>>(&(NAME))(args);         \
             };                                                                                    \
         } else if constexpr (by_value_ctx) {                                                      \
             e.json_entry = [](json&& args, const context& ctx) {                                  \
-                return static_cast<dependent_t<D, json (*)(json, const context&)>>(&NAME)(        \
+                return static_cast<dependent_t<D, json (*)(json, const context&)>>(&(NAME))(      \
                     std::move(args), ctx);                                                        \
             };                                                                                    \
         } else if constexpr (by_ref_ctx) {                                                        \
             e.json_entry = [](json&& args, const context& ctx) {                                  \
-                return static_cast<dependent_t<D, json (*)(const json&, const context&)>>(&NAME)( \
-                    args, ctx);                                                                   \
+                return static_cast<dependent_t<D, json (*)(const json&, const context&)>>(        \
+                    &(NAME))(args, ctx);                                                          \
             };                                                                                    \
         }                                                                                         \
         if constexpr (has_on_init<dependent_t<D, void()>>::value) {                               \

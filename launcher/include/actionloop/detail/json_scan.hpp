@@ -262,14 +262,14 @@ private:
 
     template <bool PLAIN>
     static const bool* stops() {
-        static const auto table = [] {
+        static const auto TABLE = [] {
             std::array<bool, 256> t{};
             for (int c = 0; c < 256; ++c) {
                 t[c] = c == '"' || c == '\\' || c < 0x20 || (PLAIN && c >= 0x7f);
             }
             return t;
         }();
-        return table.data();
+        return TABLE.data();
     }
 
     bool literal(std::string_view word) {
