@@ -42,13 +42,6 @@ namespace {
 using strings = std::vector<std::string>;
 constexpr double T0 = 1764460800;
 
-proxy_options runtime() {
-    proxy_options options;
-    options.env["OW_COMPILER"] = compiler_script().string();
-    options.env["OW_WAIT_FOR_ACK"] = "1";
-    return options;
-}
-
 std::string monitor_zip() {
     static const std::string code = [] {
         const fs::path zip = fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "monitor.zip";
@@ -60,7 +53,7 @@ std::string monitor_zip() {
 }
 
 std::unique_ptr<proxy_process> start_monitor(const json& env) {
-    auto proxy = std::make_unique<proxy_process>(runtime());
+    auto proxy = std::make_unique<proxy_process>(cpp_runtime());
     CHECK_REPLY(proxy->init(monitor_zip(), "main", &env), 200, OK_BODY);
     return proxy;
 }
