@@ -214,8 +214,9 @@ void alert_core::note_change(std::uint32_t device, double ts) {
     device_slot& d = slots_[device];
     if (!f.enabled && !(d.flags & SLOT_FLAPPING)) return;
     noise_entry& ne = noise_[device];
+    // Grown as changes come (not reserved for f.changes): most devices that change at all
+    // change once or twice, and their entry is swept when they are idle again.
     std::vector<double>& c = ne.changes;
-    if (c.capacity() < f.changes) c.reserve(f.changes);
     if (c.size() >= f.changes) {
         c.erase(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(c.size() - f.changes + 1));
     }

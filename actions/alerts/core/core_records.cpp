@@ -116,7 +116,7 @@ void alert_core::forget(const std::vector<std::uint32_t>& devices) {
         device_slot blank;
         blank.account = d.account;
         blank.cfg = d.cfg;
-        blank.hold_gen = d.hold_gen + 1;
+        blank.hold_gen = static_cast<std::uint8_t>(d.hold_gen + 1);
         blank.flags = static_cast<std::uint8_t>(
             d.flags & SLOT_DIRTY);  // DIRTY is cleared by the next process()
         d = blank;

@@ -12,7 +12,7 @@ namespace alerts {
 struct hold_timer {
     double due = 0;
     std::uint32_t device = 0;
-    std::uint32_t gen = 0;
+    std::uint8_t gen = 0;  // device_slot::hold_gen when pushed
 };
 
 class timer_heap {
