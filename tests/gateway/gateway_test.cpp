@@ -852,6 +852,39 @@ TEST_CASE("the e-mail's text: a readable subject, no header injected by a field,
     CHECK(alerts::gateway::utc_text(1764460800.125) == "2025-11-30 00:00:00.125 UTC");
 }
 
+TEST_CASE("the e-mail's text for the noise rules: reminders, flapping, a bridge's outage") {
+    json n = {{"notifType", "StillOffline"},
+              {"device", "cam1"},
+              {"name", "Gate"},
+              {"account", "a"},
+              {"eventTs", 1764460800.0},
+              {"publishTs", 1764468000.0},
+              {"reminder", 2}};
+    CHECK(alerts::gateway::subject(n) == "Gate: still offline");
+    CHECK(alerts::gateway::email_text(n, "k", "gw@example.com", 1764468000.0)
+              .find("The camera has not reported since 2025-11-30 00:00:00 UTC (reminder 2).") !=
+          std::string::npos);
+    n["notifType"] = "FlappingStarted";
+    CHECK(alerts::gateway::subject(n) == "Gate: unstable, going offline and online repeatedly");
+    n["notifType"] = "FlappingStopped";
+    n["state"] = "internet_offline";
+    CHECK(alerts::gateway::subject(n) == "Gate: stable again: internet connection lost");
+    json bridge = {{"notifType", "InternetOffline"},
+                   {"device", "br1"},
+                   {"name", "Site bridge"},
+                   {"account", "a"},
+                   {"eventTs", 1764460800.0},
+                   {"publishTs", 1764460920.0},
+                   {"affected", 2},
+                   {"affectedDevices",
+                    {{{"device", "cam1"}, {"name", "Gate"}}, {{"device", "cam2"}, {"name", ""}}}}};
+    CHECK(alerts::gateway::subject(bridge) ==
+          "Site bridge: internet connection lost (2 cameras behind it)");
+    CHECK(alerts::gateway::email_text(bridge, "k", "gw@example.com", 1764460920.0)
+              .find("Cameras behind it, without e-mails of their own:\r\n  Gate (cam1)\r\n"
+                    "  cam2\r\n") != std::string::npos);
+}
+
 TEST_CASE("SIGTERM with Redis gone: alertgw still exits 0 within seconds") {
     rig r;
     r.start_smtp();

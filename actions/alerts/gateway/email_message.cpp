@@ -79,11 +79,26 @@ std::string camera(const nlohmann::json& n) {
     return name.empty() ? "camera " + device : name;
 }
 
+// A device state as the core names it ("online", "offline", "internet_offline"), in words.
+std::string state_words(const std::string& state) {
+    if (state == "internet_offline") return "internet connection lost";
+    return state.empty() ? "unknown" : state;
+}
+
 std::string what_happened(const nlohmann::json& n) {
     const std::string type = str(n, "notifType");
-    if (type == "Offline") return "offline";
-    if (type == "InternetOffline") return "internet connection lost";
+    // A bridge's Offline/InternetOffline names how many cameras went down with it.
+    const double affected = num(n, "affected");
+    const std::string behind = affected > 0
+                                   ? " (" + std::to_string(static_cast<long long>(affected)) +
+                                         (affected == 1 ? " camera" : " cameras") + " behind it)"
+                                   : "";
+    if (type == "Offline") return "offline" + behind;
+    if (type == "InternetOffline") return "internet connection lost" + behind;
     if (type == "Online") return "back online";
+    if (type == "StillOffline") return "still offline";
+    if (type == "FlappingStarted") return "unstable, going offline and online repeatedly";
+    if (type == "FlappingStopped") return "stable again: " + state_words(str(n, "state"));
     if (type == "Alert") {
         std::string s = "motion";
         const std::string region = str(n, "region");
@@ -154,6 +169,15 @@ std::string email_text(const nlohmann::json& n, std::string_view dedup_key, std:
         body += "The camera is reporting again since " + utc_text(event_ts) + ".\r\n";
     } else if (type == "Alert") {
         body += "Motion was detected at " + utc_text(event_ts) + ".\r\n";
+    } else if (type == "StillOffline") {
+        body += "The camera has not reported since " + utc_text(event_ts) + " (reminder " +
+                std::to_string(static_cast<long long>(num(n, "reminder"))) + ").\r\n";
+    } else if (type == "FlappingStarted") {
+        body += "The camera keeps going offline and online (since " + utc_text(event_ts) +
+                "). No offline or online e-mails are sent for it until it is stable again.\r\n";
+    } else if (type == "FlappingStopped") {
+        body += "The camera has not changed state since " + utc_text(event_ts) + "; it is " +
+                state_words(str(n, "state")) + ".\r\n";
     } else {
         body += "Event time: " + utc_text(event_ts) + ".\r\n";
     }
@@ -163,6 +187,15 @@ std::string email_text(const nlohmann::json& n, std::string_view dedup_key, std:
     body += "Account: " + one_line(str(n, "account")) + "\r\n";
     if (!str(n, "region").empty()) body += "Region:  " + one_line(str(n, "region")) + "\r\n";
     if (!str(n, "level").empty()) body += "Level:   " + one_line(str(n, "level")) + "\r\n";
+    // A bridge's outage: the cameras behind it, which send no Offline of their own.
+    if (const auto it = n.find("affectedDevices"); it != n.end() && it->is_array()) {
+        body += "\r\nCameras behind it, without e-mails of their own:\r\n";
+        for (const auto& d : *it) {
+            if (!d.is_object()) continue;
+            const std::string device = str(d, "device"), name = str(d, "name");
+            body += "  " + one_line(name.empty() ? device : name + " (" + device + ")") + "\r\n";
+        }
+    }
     body += "Event:   " + utc_text(event_ts) + "\r\n";
     body += "Decided: " + utc_text(num(n, "publishTs")) + "\r\n";
     body += "\r\n-- \r\nalertgw (notification " + one_line(dedup_key) + ")\r\n";
