@@ -192,8 +192,18 @@ std::string email_text(const nlohmann::json& n, std::string_view dedup_key, std:
         body += "\r\nCameras behind it, without e-mails of their own:\r\n";
         for (const auto& d : *it) {
             if (!d.is_object()) continue;
-            const std::string device = str(d, "device"), name = str(d, "name");
-            body += "  " + one_line(name.empty() ? device : name + " (" + device + ")") + "\r\n";
+            const std::string device = str(d, "device");
+            std::string line = str(d, "name");
+            if (line.empty()) {
+                line = device;
+            } else {
+                line += " (";
+                line += device;
+                line += ")";
+            }
+            body += "  ";
+            body += one_line(line);
+            body += "\r\n";
         }
     }
     body += "Event:   " + utc_text(event_ts) + "\r\n";
