@@ -82,6 +82,9 @@ done
 want="--port needs a number from 1 to 65535, not 'eighty'" refused --port eighty
 want="--port needs a number from 1 to 65535, not '65536'" refused --port=65536
 status=1 want="cannot read the config file no/such.json" refused --config no/such.json
+want="one of --no-action, --redis and --sentinel" refused --redis --sentinel
+want="one of --no-action, --redis and --sentinel" refused --sentinel --no-action
+want="--sentinel serves on PORT and PORT+1: --port below 65535" refused --sentinel --port 65535
 
 # The default action (monitor with the sample config): the batch its banner proposes, then the
 # README's first batch, which still gets its Alert (not a duplicate, not suppressed).
