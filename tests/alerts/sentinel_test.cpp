@@ -26,6 +26,7 @@
 #include "archive_builder.hpp"
 #include "expectations.hpp"
 #include "http_client.hpp"
+#include "monitor_action.hpp"
 #include "process_tools.hpp"
 #include "proxy_process.hpp"
 #include "redis_server.hpp"
@@ -41,22 +42,6 @@ namespace {
 
 using strings = std::vector<std::string>;
 constexpr double T0 = 1764460800;
-
-std::string monitor_zip() {
-    static const std::string code = [] {
-        const fs::path zip = fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "monitor.zip";
-        const std::string bytes = read_file(zip);
-        REQUIRE_MESSAGE(!bytes.empty(), "missing " << zip);
-        return base64_encode(bytes);
-    }();
-    return code;
-}
-
-std::unique_ptr<proxy_process> start_monitor(const json& env) {
-    auto proxy = std::make_unique<proxy_process>(cpp_runtime());
-    CHECK_REPLY(proxy->init(monitor_zip(), "main", &env), 200, OK_BODY);
-    return proxy;
-}
 
 json answer_of(const proxy_process& proxy, const std::string& value) {
     const http_reply reply = proxy.run_raw("{\"value\":" + value + "}");

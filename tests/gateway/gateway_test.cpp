@@ -23,6 +23,7 @@
 #include "expectations.hpp"
 #include "gateway/email_message.hpp"
 #include "http_client.hpp"
+#include "monitor_action.hpp"
 #include "process_tools.hpp"
 #include "prometheus_text.hpp"
 #include "proxy_process.hpp"
@@ -37,6 +38,7 @@ using alerts::test::redis_server;
 using support::env_map;
 using support::spawn_process;
 using support::spawn_spec;
+using support::start_monitor;
 
 const fs::path SUPPORT = fs::path(ACTIONLOOP_SOURCE_DIR) / "tests" / "support";
 const std::string PREFIX = "gwtest:";
@@ -680,20 +682,6 @@ TEST_CASE("Redis killed and restarted from its AOF mid-stream: nothing lost, not
 }
 
 namespace {
-
-std::unique_ptr<support::proxy_process> start_monitor(const json& env) {
-    static const std::string code = [] {
-        const fs::path zip = fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "monitor.zip";
-        const std::string bytes = support::read_file(zip);
-        REQUIRE_MESSAGE(!bytes.empty(), "missing " << zip);
-        return support::base64_encode(bytes);
-    }();
-    support::proxy_options options;
-    options.env["OW_WAIT_FOR_ACK"] = "1";
-    auto proxy = std::make_unique<support::proxy_process>(options);
-    CHECK_REPLY(proxy->init(code, "main", &env), 200, support::OK_BODY);
-    return proxy;
-}
 
 json run_batch(const support::proxy_process& proxy, const std::string& value) {
     const support::http_reply reply = proxy.run_raw("{\"value\":" + value + "}");

@@ -22,6 +22,7 @@
 #include "../alerts/redis_server.hpp"
 #include "archive_builder.hpp"
 #include "expectations.hpp"
+#include "monitor_action.hpp"
 #include "proxy_process.hpp"
 #include "test_util.hpp"
 
@@ -40,22 +41,6 @@ proxy_options runtime() {
     options.env["OW_COMPILER"] = compiler_script().string();
     options.env["OW_WAIT_FOR_ACK"] = "1";
     return options;
-}
-
-std::string monitor_zip() {
-    static const std::string code = [] {
-        const fs::path zip = fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "monitor.zip";
-        const std::string bytes = read_file(zip);
-        REQUIRE_MESSAGE(!bytes.empty(), "missing " << zip);
-        return base64_encode(bytes);
-    }();
-    return code;
-}
-
-std::unique_ptr<proxy_process> start_monitor(const json& env) {
-    auto proxy = std::make_unique<proxy_process>(runtime());
-    CHECK_REPLY(proxy->init(monitor_zip(), "main", &env), 200, OK_BODY);
-    return proxy;
 }
 
 // The answer of one batch (a JSON value's text); the run must succeed.
@@ -383,7 +368,7 @@ TEST_CASE("alerts/redis: an unreadable or invalid config, or a bad Redis URL, fa
     for (const auto& c : cases) {
         CAPTURE(c.log);
         proxy_process proxy(runtime());
-        const http_reply reply = proxy.init(monitor_zip(), "main", &c.env);
+        const http_reply reply = proxy.init(monitor_zip_code(), "main", &c.env);
         CHECK(reply.status == 502);
         CHECK(reply.body == R"({"error":"cannot start action: Command exited abruptly during )"
                             R"(initialization."})"

@@ -136,8 +136,11 @@ TEST_CASE("event loop: sparse work (gaps over 1 ms) is never polled for") {
         loop, SPIN, [] { return false; }, &counts);
     poster.join();
     CHECK(handled == 20);
-    CHECK(counts.found == 0);
-    CHECK(counts.empty == 0);
+    // A loop that polled after every handler would poll 20 times here. Once or twice is
+    // allowed: when the machine is busy (CTest runs two suites at once) the loop thread can be
+    // kept off the CPU for longer than a gap, and then finds two handlers waiting together,
+    // which rightly looks like dense work for one turn.
+    CHECK(counts.found + counts.empty <= 2);
 }
 
 TEST_CASE("event loop: stop() from another thread ends a polling loop") {
