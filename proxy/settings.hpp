@@ -40,6 +40,7 @@ struct settings {
     int shutdown_timeout_ms = 25000;       // OW_SHUTDOWN_TIMEOUT_MS (the drain's cap)
     bool pipeline = true;                  // OW_PIPELINE=0 turns pipelining off
     int spin_us = 50;                      // OW_SPIN_US (http/event_loop.hpp)
+    bool sched_batch = false;              // OW_SCHED_BATCH=1 (main.cpp)
     bool json_logs = false;                // OW_LOG_FORMAT=json (else plain)
     size_t log_line_bytes = 16384;         // OW_LOG_LINE_BYTES (JSON mode's cut)
     std::string cxxflags;                  // ACTIONLOOP_CXXFLAGS (for -compile)

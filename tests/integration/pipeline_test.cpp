@@ -182,3 +182,19 @@ TEST_CASE("pipeline: OW_PIPELINE=0 serves one activation at a time, without the 
     CHECK(json_of(proxy.run(json{{"n", 16}})).value("offer", "?") == "");
     check_log_segments(proxy, 17);
 }
+
+// OW_SCHED_BATCH=1 (main.cpp): the action the proxy starts inherits SCHED_BATCH (policy 3 in
+// /proc/<pid>/stat's 41st field); by default it runs under SCHED_OTHER (0).
+TEST_CASE("pipeline: OW_SCHED_BATCH=1 runs the action under SCHED_BATCH, the default does not") {
+    const std::string script = "#!/bin/bash\nwhile read line; do\n"
+                               "  policy=$(cut -d' ' -f41 /proc/$$/stat)\n"
+                               "  echo \"{\\\"policy\\\":$policy}\" >&3\n"
+                               "done\n";
+    for (const bool batch : {false, true}) {
+        CAPTURE(batch);
+        proxy_process proxy(with_env(batch ? env_map{{"OW_SCHED_BATCH", "1"}} : env_map{}));
+        REQUIRE(proxy.init(script).status == 200);
+        CHECK_REPLY(proxy.run(json::object()), 200,
+                    batch ? "{\"policy\":3}\n" : "{\"policy\":0}\n");
+    }
+}
