@@ -136,10 +136,6 @@ int serve(action_host& host, const settings& config) {
     return 0;
 }
 
-}  // namespace
-
-namespace {
-
 // OW_SCHED_BATCH=1: this thread, every thread started after it and every process the proxy
 // starts (the action, the compiler) run under SCHED_BATCH. A woken batch task does not preempt
 // the one running, so the proxy's writev to the action's stdin no longer hands the core to the
