@@ -118,15 +118,8 @@ TEST_CASE("logs: OW_LOG_FORMAT=json tags each line of 64 pipelined activations w
         }));
     }
     for (auto& reply : replies) CHECK(reply.get().status == 200);
-    // The log lines may trail the answers: the proxy forwards the action's pipes in batches
-    // (output_pipe.hpp), so the last ones can arrive a few milliseconds after the last answer.
+    proxy.wait_for_sentinels(RUNS, seconds(5));  // the last lines may trail the answers
     const std::string end = std::string(SENTINEL) + "\n";
-    wait_until(
-        [&] {
-            return count_of(proxy.stdout_text(), end) >= RUNS &&
-                   count_of(proxy.stderr_text(), end) >= RUNS;
-        },
-        seconds(5));
     for (const char* stream : {"stdout", "stderr"}) {
         CAPTURE(stream);
         const std::string text =

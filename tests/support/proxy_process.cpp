@@ -148,13 +148,18 @@ proxy_options cpp_runtime(env_map extra) {
     return options;
 }
 
-stream_texts proxy_process::check_streams(std::size_t expected) const {
-    wait_until(
+bool proxy_process::wait_for_sentinels(std::size_t expected,
+                                       std::chrono::milliseconds timeout) const {
+    return wait_until(
         [&] {
             return sentinel_count(stdout_text()) >= expected &&
                    sentinel_count(stderr_text()) >= expected;
         },
-        std::chrono::seconds(2));
+        timeout);
+}
+
+stream_texts proxy_process::check_streams(std::size_t expected) const {
+    wait_for_sentinels(expected, std::chrono::seconds(2));
     const std::string out = stdout_text();
     const std::string err = stderr_text();
     CHECK_MESSAGE(sentinel_count(out) == expected, "stdout: " << out);

@@ -92,6 +92,9 @@ public:
 
     std::string stdout_text() const;
     std::string stderr_text() const;
+    /// Waits until both streams hold at least `expected` sentinels (false: `timeout` passed).
+    /// The action's lines may trail its answers by a few milliseconds (output_pipe.hpp).
+    bool wait_for_sentinels(std::size_t expected, std::chrono::milliseconds timeout) const;
     /// Waits (bounded) until both streams hold `expected` sentinels, CHECKs that each holds
     /// exactly that many, and returns both texts without sentinels, trimmed.
     stream_texts check_streams(std::size_t expected) const;
