@@ -1,5 +1,4 @@
 // proxy: the ActionLoop HTTP server (or, with -compile, the offline compiler).
-#include <sched.h>
 #include <signal.h>
 
 #include <cerrno>
@@ -16,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "engine/batch_scheduling.hpp"
 #include "engine/cgroup_memory.hpp"
 #include "engine/process.hpp"
 #include "engine/reaper.hpp"
@@ -137,14 +137,9 @@ int serve(action_host& host, const settings& config) {
 }
 
 // OW_SCHED_BATCH=1: this thread, every thread started after it and every process the proxy
-// starts (the action, the compiler) run under SCHED_BATCH. A woken batch task does not preempt
-// the one running, so the proxy's writev to the action's stdin no longer hands the core to the
-// action in the middle of a loop turn: the action runs once the proxy has read what has come
-// and sleeps, and serves those requests together. Under concurrency that is fewer switches per
-// activation; one request at a time waits a little longer for the action (docs/BENCH.md).
+// starts (the action, the compiler) run under SCHED_BATCH for good (why: the header).
 void use_batch_scheduling() {
-    const sched_param none{};
-    if (::sched_setscheduler(0, SCHED_BATCH, &none) != 0) {
+    if (!set_batch_policy(0, true)) {
         spdlog::warn("OW_SCHED_BATCH: cannot switch to SCHED_BATCH: {}", std::strerror(errno));
     }
 }
@@ -171,7 +166,8 @@ int main(int argc, char** argv) {
     }
     setup_logging(config.debug, config.json_logs, config.log_line_bytes);
     if (config.debug) ::setenv("OW_DEBUG", "1", 1);
-    if (config.sched_batch) use_batch_scheduling();  // before any thread is started
+    // Before any thread is started (auto: the engine switches, engine/batch_scheduling.hpp).
+    if (config.sched_batch == settings::batch_policy::always) use_batch_scheduling();
     try {
         action_host host(config, environ);
         return config.compile_main ? offline_compile(host, config) : serve(host, config);

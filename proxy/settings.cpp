@@ -74,10 +74,11 @@ const knob VARIABLES[] = {
     {"OW_SPIN_US", "50",
      "microseconds the idle event loop polls before it sleeps, while requests come less than "
      "1 ms apart and no activation is in flight; 0 turns it off"},
-    {"OW_SCHED_BATCH", "off",
-     "1: the proxy and the processes it starts run under SCHED_BATCH (a woken action does "
-     "not preempt the proxy): more /runs per second under concurrency, a few percent fewer at "
-     "one at a time"},
+    {"OW_SCHED_BATCH", "auto",
+     "auto: the event loop and a pipelining action run under SCHED_BATCH while activations "
+     "overlap (a woken action does not preempt the proxy: more /runs per second under "
+     "concurrency), under the default policy otherwise; 1: the proxy and every process it "
+     "starts always; 0: never"},
     {"OW_CGROUP_DIR", "found",
      "the memory cgroup directory whose OOM-kill count (memory.events, v1 memory.oom_control) "
      "and limit name an out-of-memory death; unset: the one /proc/self/cgroup names"},
@@ -240,7 +241,14 @@ settings load_settings(int argc, char** argv) {
     if (s.threads == 0) s.threads = 1;
     s.spin_us = env_number("OW_SPIN_US", s.spin_us);
     const std::string sched_batch = env_string("OW_SCHED_BATCH");
-    s.sched_batch = sched_batch == "1" || sched_batch == "true" || sched_batch == "on";
+    if (sched_batch == "1" || sched_batch == "true" || sched_batch == "on") {
+        s.sched_batch = settings::batch_policy::always;
+    } else if (sched_batch == "0" || sched_batch == "false" || sched_batch == "off") {
+        s.sched_batch = settings::batch_policy::never;
+    } else if (!sched_batch.empty() && sched_batch != "auto") {
+        throw std::invalid_argument("invalid OW_SCHED_BATCH '" + sched_batch +
+                                    "': use auto (the default), 1 or 0");
+    }
     const std::string pipeline = env_string("OW_PIPELINE");
     s.pipeline = !(pipeline == "0" || pipeline == "false" || pipeline == "off");
     const std::string log_format = env_string("OW_LOG_FORMAT");

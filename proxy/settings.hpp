@@ -40,12 +40,15 @@ struct settings {
     int shutdown_timeout_ms = 25000;       // OW_SHUTDOWN_TIMEOUT_MS (the drain's cap)
     bool pipeline = true;                  // OW_PIPELINE=0 turns pipelining off
     int spin_us = 50;                      // OW_SPIN_US (http/event_loop.hpp)
-    bool sched_batch = false;              // OW_SCHED_BATCH=1 (main.cpp)
-    bool json_logs = false;                // OW_LOG_FORMAT=json (else plain)
-    size_t log_line_bytes = 16384;         // OW_LOG_LINE_BYTES (JSON mode's cut)
-    std::string cxxflags;                  // ACTIONLOOP_CXXFLAGS (for -compile)
-    std::string cgroup_dir;                // OW_CGROUP_DIR ("": found, engine/cgroup_memory.hpp)
-    std::string action_dir = "action";     // where action/N/{src,bin} live (cwd-relative)
+    // OW_SCHED_BATCH: auto (while activations overlap, engine/batch_scheduling.hpp), 1: always
+    // (main.cpp), 0: never.
+    enum class batch_policy { automatic, always, never };
+    batch_policy sched_batch = batch_policy::automatic;
+    bool json_logs = false;             // OW_LOG_FORMAT=json (else plain)
+    size_t log_line_bytes = 16384;      // OW_LOG_LINE_BYTES (JSON mode's cut)
+    std::string cxxflags;               // ACTIONLOOP_CXXFLAGS (for -compile)
+    std::string cgroup_dir;             // OW_CGROUP_DIR ("": found, engine/cgroup_memory.hpp)
+    std::string action_dir = "action";  // where action/N/{src,bin} live (cwd-relative)
 
     // Single-entrypoint mode (proxy/knative/): __OW_RUNTIME_PLATFORM, nullopt when unset.
     // Its other variables (__OW_HTTP_METHODS, __OW_ACTION_*) are read by

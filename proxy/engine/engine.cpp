@@ -38,7 +38,8 @@ std::string request_line(std::string body) {
 }  // namespace
 
 activation_engine::activation_engine(asio::io_context& loop, asio::thread_pool& blocking,
-                                     std::unique_ptr<executor> action, hooks events)
+                                     std::unique_ptr<executor> action, hooks events,
+                                     bool adaptive_batch)
     : loop_(loop),
       blocking_(blocking),
       action_(std::move(action)),
@@ -49,6 +50,8 @@ activation_engine::activation_engine(asio::io_context& loop, asio::thread_pool& 
       // (twice at most); for a window of one, the write failing ends the activation.
       queue_({pipelined_ ? action_->stdin_capacity() : std::numeric_limits<size_t>::max(),
               pipelined_ ? PIPELINE_DEPTH : 1, pipelined_ ? 3 : 1}),
+      // A window of one never has two in flight: nothing to switch.
+      adaptive_batch_(adaptive_batch && pipelined_),
       stdin_(loop.get_executor()),
       output_(loop.get_executor()),
       exit_(loop.get_executor()),
@@ -63,6 +66,8 @@ activation_engine::~activation_engine() {
 }
 
 void activation_engine::start() {
+    // The loop's thread may be under SCHED_BATCH still, from an engine this one replaces.
+    if (adaptive_batch_) set_batch_policy(0, false);
     attach();
     phase_ = phase::ready;
 }
@@ -118,6 +123,8 @@ void activation_engine::attach() {
     answers_.clear();  // fd 3 of a new process
     stdin_.assign(action_->stdin_fd());
     output_.assign(action_->output_fd());
+    // A process started again (by a worker thread) starts under the default policy.
+    if (adaptive_batch_ && batch_.batch()) set_batch_policy(action_->pid(), true);
     if (action_->exit_fd() >= 0) {
         exit_.assign(action_->exit_fd());
         exit_.async_wait(
@@ -202,7 +209,24 @@ void activation_engine::write_pending() {
             return;
         }
         queue_.wrote(static_cast<size_t>(n));
+        if (adaptive_batch_) switch_policy(batch_.wrote(queue_.in_flight()));
     }
+}
+
+// The loop's thread (this one) and the action's main thread change policy together. Where
+// the system refuses, the engine stops trying (one warning) and puts both back. An action
+// that has just died is not a refusal: its restart (attach) takes the policy in force.
+void activation_engine::switch_policy(batch_switch::change change) {
+    if (change == batch_switch::change::none) return;
+    const bool batch = change == batch_switch::change::to_batch;
+    if (set_batch_policy(0, batch) && (set_batch_policy(action_->pid(), batch) || errno == ESRCH)) {
+        return;
+    }
+    spdlog::warn("OW_SCHED_BATCH: cannot switch to {}: {}; switching stops here",
+                 batch ? "SCHED_BATCH" : "SCHED_OTHER", std::strerror(errno));
+    set_batch_policy(0, false);
+    set_batch_policy(action_->pid(), false);
+    adaptive_batch_ = false;
 }
 
 // The process stopped reading its stdin. The requests not fully written never reached it:

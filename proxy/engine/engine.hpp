@@ -41,6 +41,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "engine/activation_queue.hpp"
+#include "engine/batch_scheduling.hpp"
 #include "engine/executor.hpp"
 
 namespace actionloop {
@@ -70,8 +71,10 @@ public:
     };
 
     /// `action` is started (its ack read). The engine owns it; call start() on the loop next.
+    /// `adaptive_batch`: the loop's thread and the action run under SCHED_BATCH while
+    /// activations overlap (batch_scheduling.hpp).
     activation_engine(boost::asio::io_context& loop, boost::asio::thread_pool& blocking,
-                      std::unique_ptr<executor> action, hooks events);
+                      std::unique_ptr<executor> action, hooks events, bool adaptive_batch = false);
     ~activation_engine();
     activation_engine(const activation_engine&) = delete;
     activation_engine& operator=(const activation_engine&) = delete;
@@ -136,6 +139,7 @@ private:
     void fail_all(executor::outcome why);
     void complete(activation_ptr done, activation_result result, bool ended);
     void stop_if_retired();
+    void switch_policy(batch_switch::change change);
 
     boost::asio::io_context& loop_;
     boost::asio::thread_pool& blocking_;
@@ -144,6 +148,8 @@ private:
     const bool pipelined_;
     const bool shutdown_offered_;
     activation_queue queue_;  // the activations, waiting and in the window
+    bool adaptive_batch_;     // switch_policy() on batch_'s changes
+    batch_switch batch_;
 
     // Bound to the loop's own executor type (not the type-erased default, which costs a copy
     // and a destruction of the executor per operation).

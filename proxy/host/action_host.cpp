@@ -105,8 +105,9 @@ void action_host::install(std::unique_ptr<executor> started) {
         end_activation(engine, outcome);
     };
     hooks.restarted = [this] { restarts_.fetch_add(1, std::memory_order_relaxed); };
-    auto engine = std::make_shared<activation_engine>(*loop_, *blocking_, std::move(started),
-                                                      std::move(hooks));
+    auto engine = std::make_shared<activation_engine>(
+        *loop_, *blocking_, std::move(started), std::move(hooks),
+        settings_.sched_batch == settings::batch_policy::automatic);
     boost::asio::post(*loop_, [this, engine = std::move(engine)]() mutable {
         if (engine_) engine_->retire();
         engine_ = std::move(engine);

@@ -152,6 +152,18 @@ TEST_CASE("cli: OW_LOG_FORMAT takes plain or json, anything else exits 2 and say
         result.err);
 }
 
+TEST_CASE("cli: OW_SCHED_BATCH takes auto, 1 or 0, anything else exits 2 and says so") {
+    temp_dir cwd;
+    env_map env = path_only_env();
+    env["OW_SCHED_BATCH"] = "yes";
+    const command_result result =
+        run_command({ACTIONLOOP_PROXY_BIN}, "", env, cwd.path(), std::chrono::seconds(5));
+    CHECK(result.exit_code == 2);
+    CHECK_MESSAGE(
+        contains(result.err, "invalid OW_SCHED_BATCH 'yes': use auto (the default), 1 or 0"),
+        result.err);
+}
+
 TEST_CASE("cli: a -host that is not an IP address exits 1 and says so") {
     temp_dir cwd;
     const command_result result = run_command({ACTIONLOOP_PROXY_BIN, "-host", "nowhere"}, "",

@@ -6,8 +6,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <future>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "expectations.hpp"
@@ -184,17 +186,73 @@ TEST_CASE("pipeline: OW_PIPELINE=0 serves one activation at a time, without the 
 }
 
 // OW_SCHED_BATCH=1 (main.cpp): the action the proxy starts inherits SCHED_BATCH (policy 3 in
-// /proc/<pid>/stat's 41st field); by default it runs under SCHED_OTHER (0).
-TEST_CASE("pipeline: OW_SCHED_BATCH=1 runs the action under SCHED_BATCH, the default does not") {
+// /proc/<pid>/stat's 41st field), even a window of one; OW_SCHED_BATCH=0 never switches.
+TEST_CASE("pipeline: OW_SCHED_BATCH=1 runs every action under SCHED_BATCH, 0 never") {
     const std::string script = "#!/bin/bash\nwhile read line; do\n"
                                "  policy=$(cut -d' ' -f41 /proc/$$/stat)\n"
                                "  echo \"{\\\"policy\\\":$policy}\" >&3\n"
                                "done\n";
     for (const bool batch : {false, true}) {
         CAPTURE(batch);
-        proxy_process proxy(with_env(batch ? env_map{{"OW_SCHED_BATCH", "1"}} : env_map{}));
+        proxy_process proxy(with_env(env_map{{"OW_SCHED_BATCH", batch ? "1" : "0"}}));
         REQUIRE(proxy.init(script).status == 200);
         CHECK_REPLY(proxy.run(json::object()), 200,
                     batch ? "{\"policy\":3}\n" : "{\"policy\":0}\n");
     }
+}
+
+namespace {
+
+// The policy of the proxy's event loop (its main thread) from /proc: 0 or 3.
+int loop_policy(const proxy_process& proxy) {
+    std::ifstream stat("/proc/" + std::to_string(proxy.pid()) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2));  // field 3 onwards
+    std::string field;
+    for (int i = 3; i <= 41 && fields >> field; ++i) {
+    }
+    return std::stoi(field);
+}
+
+// One activation held in the action while 8 more queue behind it: the write of those leaves
+// them in flight together. Returns the policy the last of them was answered under.
+int overlapped_policy(proxy_process& proxy, int first) {
+    temp_dir scratch;
+    const std::string started = (scratch.path() / "started").string();
+    auto slow = std::async(std::launch::async, [&proxy, first, started] {
+        return proxy.run(json{{"n", first}, {"sleep_ms", 300}, {"started", started}},
+                         json::object(), NO_HANG);
+    });
+    REQUIRE(wait_until([&] { return fs::exists(started); }, milliseconds(10000)));
+    std::vector<std::future<http_reply>> replies = run_many(proxy, first + 1, 8);
+    CHECK(json_of(slow.get()).value("n", -1) == first);
+    check_own_answers(replies, first + 1);
+    return json_of(proxy.run(json{{"n", first + 9}})).value("policy", -1);
+}
+
+}  // namespace
+
+// The default (auto, engine/batch_scheduling.hpp): the action and the loop switch to
+// SCHED_BATCH while activations overlap, and back once 64 writes in a row left one in flight.
+TEST_CASE("pipeline: by default the action runs under SCHED_BATCH while activations overlap") {
+    proxy_process proxy(cpp_runtime());
+    init_action(proxy);
+    CHECK(json_of(proxy.run(json{{"n", 0}})).value("policy", -1) == 0);
+    CHECK(loop_policy(proxy) == 0);
+    CHECK(overlapped_policy(proxy, 1) == 3);
+    CHECK(loop_policy(proxy) == 3);
+    int policy = -1;
+    // The 64th write switches (the action may answer it before); the writes after it find
+    // the default policy.
+    for (int n = 0; n < 70; ++n) policy = json_of(proxy.run(json{{"n", n}})).value("policy", -1);
+    CHECK(policy == 0);
+    CHECK(loop_policy(proxy) == 0);
+    CHECK(overlapped_policy(proxy, 100) == 3);  // and again
+}
+
+TEST_CASE("pipeline: OW_SCHED_BATCH=0 keeps overlapping activations under SCHED_OTHER") {
+    proxy_process proxy(cpp_runtime({{"OW_SCHED_BATCH", "0"}}));
+    init_action(proxy);
+    CHECK(overlapped_policy(proxy, 1) == 0);
+    CHECK(loop_policy(proxy) == 0);
 }
