@@ -137,7 +137,8 @@ int serve(action_host& host, const settings& config) {
 }
 
 // OW_SCHED_BATCH=1: this thread, every thread started after it and every process the proxy
-// starts (the action, the compiler) run under SCHED_BATCH for good (why: the header).
+// starts (the action, the compiler) run under SCHED_BATCH for good (why:
+// engine/batch_scheduling.hpp).
 void use_batch_scheduling() {
     if (!set_batch_policy(0, true)) {
         spdlog::warn("OW_SCHED_BATCH: cannot switch to SCHED_BATCH: {}", std::strerror(errno));
