@@ -215,7 +215,7 @@ int loop_policy(const proxy_process& proxy) {
 }
 
 // One activation held in the action while 8 more queue behind it: the write of those leaves
-// them in flight together. Returns the policy the last of them was answered under.
+// them in flight together. Returns the policy of the lone run that follows them.
 int overlapped_policy(proxy_process& proxy, int first) {
     temp_dir scratch;
     const std::string started = (scratch.path() / "started").string();
