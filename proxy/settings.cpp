@@ -116,6 +116,10 @@ std::string env_string(const char* name) {
     return value != nullptr ? value : "";
 }
 
+// The words an on/off variable takes (OW_PIPELINE, OW_SCHED_BATCH).
+bool on_word(const std::string& text) { return text == "1" || text == "true" || text == "on"; }
+bool off_word(const std::string& text) { return text == "0" || text == "false" || text == "off"; }
+
 template <typename T>
 T env_number(const char* name, T fallback) {
     std::string text = env_string(name);
@@ -241,16 +245,15 @@ settings load_settings(int argc, char** argv) {
     if (s.threads == 0) s.threads = 1;
     s.spin_us = env_number("OW_SPIN_US", s.spin_us);
     const std::string sched_batch = env_string("OW_SCHED_BATCH");
-    if (sched_batch == "1" || sched_batch == "true" || sched_batch == "on") {
+    if (on_word(sched_batch)) {
         s.sched_batch = settings::batch_policy::always;
-    } else if (sched_batch == "0" || sched_batch == "false" || sched_batch == "off") {
+    } else if (off_word(sched_batch)) {
         s.sched_batch = settings::batch_policy::never;
     } else if (!sched_batch.empty() && sched_batch != "auto") {
         throw std::invalid_argument("invalid OW_SCHED_BATCH '" + sched_batch +
                                     "': use auto (the default), 1 or 0");
     }
-    const std::string pipeline = env_string("OW_PIPELINE");
-    s.pipeline = !(pipeline == "0" || pipeline == "false" || pipeline == "off");
+    s.pipeline = !off_word(env_string("OW_PIPELINE"));
     const std::string log_format = env_string("OW_LOG_FORMAT");
     if (!log_format.empty() && log_format != "plain" && log_format != "json") {
         throw std::invalid_argument("invalid OW_LOG_FORMAT '" + log_format +
