@@ -140,28 +140,30 @@ TEST_CASE("cli: a second proxy on a port already in use exits with an error") {
     CHECK(first.running());
 }
 
-TEST_CASE("cli: OW_LOG_FORMAT takes plain or json, anything else exits 2 and says so") {
+namespace {
+
+// The proxy started with `name`=`value` exits 2 and its stderr says `message`.
+void check_rejected_setting(const std::string& name, const std::string& value,
+                            const std::string& message) {
     temp_dir cwd;
     env_map env = path_only_env();
-    env["OW_LOG_FORMAT"] = "xml";
+    env[name] = value;
     const command_result result =
         run_command({ACTIONLOOP_PROXY_BIN}, "", env, cwd.path(), std::chrono::seconds(5));
     CHECK(result.exit_code == 2);
-    CHECK_MESSAGE(
-        contains(result.err, "invalid OW_LOG_FORMAT 'xml': use plain (the default) or json"),
-        result.err);
+    CHECK_MESSAGE(contains(result.err, message), result.err);
+}
+
+}  // namespace
+
+TEST_CASE("cli: OW_LOG_FORMAT takes plain or json, anything else exits 2 and says so") {
+    check_rejected_setting("OW_LOG_FORMAT", "xml",
+                           "invalid OW_LOG_FORMAT 'xml': use plain (the default) or json");
 }
 
 TEST_CASE("cli: OW_SCHED_BATCH takes auto, 1 or 0, anything else exits 2 and says so") {
-    temp_dir cwd;
-    env_map env = path_only_env();
-    env["OW_SCHED_BATCH"] = "yes";
-    const command_result result =
-        run_command({ACTIONLOOP_PROXY_BIN}, "", env, cwd.path(), std::chrono::seconds(5));
-    CHECK(result.exit_code == 2);
-    CHECK_MESSAGE(
-        contains(result.err, "invalid OW_SCHED_BATCH 'yes': use auto (the default), 1 or 0"),
-        result.err);
+    check_rejected_setting("OW_SCHED_BATCH", "yes",
+                           "invalid OW_SCHED_BATCH 'yes': use auto (the default), 1 or 0");
 }
 
 TEST_CASE("cli: a -host that is not an IP address exits 1 and says so") {
