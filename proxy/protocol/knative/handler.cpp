@@ -70,7 +70,7 @@ void handler::handle(actionloop::request in, reply_fn reply) {
             return error_response(INTERNAL_ERROR, BAD_REQUEST_TEXT);
         }
         c->envelope = parse_envelope(c->req);
-        needs_init = c->envelope.contains("init") || (config_.dedicated && !initialized_);
+        needs_init = c->envelope.contains("init") || (config_.dedicated && !runnable_);
         return std::nullopt;
     });
     if (refused) {
@@ -157,13 +157,16 @@ std::optional<answer> handler::init_locked(const init_fields& fields) {
     if (init.status != OK) return classic_response(init.status, init.body);
     raw_ = fields.raw;
     name_ = fields.name;
-    initialized_ = true;  // after raw_ and name_: a run reads them once it sees this
+    initialized_ = true;
+    // The host installs the started action on the loop by a task it has already posted; this
+    // one follows it, so a run that sees runnable_ finds the action (and raw_ and name_).
+    boost::asio::post(host_.loop(), [this] { runnable_ = true; });
     return std::nullopt;
 }
 
 // On the loop: the run, its answer as a web response.
 void handler::run_action(const std::shared_ptr<call>& c) {
-    if (!initialized_) {
+    if (!runnable_) {
         finish(*c, error_response(FORBIDDEN, NOT_INITIALIZED_TEXT));
         return;
     }

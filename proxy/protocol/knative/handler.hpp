@@ -65,7 +65,8 @@ private:
     activation_metrics& metrics_;
     platform_config config_;
     std::mutex init_lock_;                   // one init at a time
-    std::atomic<bool> initialized_{false};   // a successful init happened
+    std::atomic<bool> initialized_{false};   // a successful init happened (any thread)
+    bool runnable_ = false;                  // on the loop: that init's action is installed there
     std::optional<answer> startup_failure_;  // dedicated: the start-up init's failure, once
     // The action's own: set by its (one) successful init, read by every run after it.
     bool raw_ = false;
