@@ -1,20 +1,13 @@
 // context_builder: an activation's context from its request's members.
 #include "activation.hpp"
 
-#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 
+#include "env_export.hpp"
+
 namespace actionloop {
 namespace {
-
-std::string env_name(std::string_view key) {
-    std::string name("__OW_");
-    for (char c : key) {
-        name.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
-    }
-    return name;
-}
 
 // No deadline for a value that is not positive, or past what the clock can represent (a
 // conversion to its nanoseconds would overflow).
@@ -37,7 +30,7 @@ context::time_point parse_deadline(const std::string& text) {
 
 void context_builder::add_string(const std::string& key, const std::string& text) {
     // The environment is kept for compatibility only; the context does not read it.
-    setenv(env_name(key).c_str(), text.c_str(), 1);
+    env_export::process().set(key, text);
     if (key == "activation_id") {
         activation_id_ = text;
     } else if (key == "action_name") {

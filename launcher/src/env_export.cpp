@@ -1,0 +1,53 @@
+// env_export: see env_export.hpp.
+#include "env_export.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+
+namespace actionloop {
+
+env_export& env_export::process() {
+    // Never destroyed: its buffers are in the environment until the process ends (an atexit
+    // handler or a static destructor may still read it).
+    static env_export* const exports = new env_export();
+    return *exports;
+}
+
+env_export::variable& env_export::variable_of(std::string_view key) {
+    for (variable& v : variables_) {
+        if (v.key == key) return v;
+    }
+    variable& v = variables_.emplace_back();
+    v.key = std::string(key);
+    v.name = "__OW_";
+    for (char c : key) {
+        v.name.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+    }
+    return v;
+}
+
+void env_export::set(std::string_view key, std::string_view value) {
+    variable& v = variable_of(key);
+    const size_t value_at = v.name.size() + 1;
+    if (v.current >= 0) {
+        const char* in_env = std::getenv(v.name.c_str());
+        const char* ours = v.buffers[v.current].text.get() + value_at;
+        if (in_env == ours && std::string_view(ours) == value) return;
+    }
+    const int next = v.current == 0 ? 1 : 0;
+    buffer& b = v.buffers[next];
+    const size_t size = value_at + value.size() + 1;
+    if (size > b.capacity) {
+        b.capacity = std::max(size, 2 * b.capacity);
+        b.text = std::make_unique<char[]>(b.capacity);
+        std::memcpy(b.text.get(), v.name.data(), v.name.size());
+        b.text[v.name.size()] = '=';
+    }
+    std::memcpy(b.text.get() + value_at, value.data(), value.size());
+    b.text[size - 1] = '\0';
+    if (::putenv(b.text.get()) == 0) v.current = next;
+}
+
+}  // namespace actionloop
