@@ -1,12 +1,26 @@
 // env_export: see env_export.hpp.
 #include "env_export.hpp"
 
+#include <unistd.h>  // environ
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
 
 namespace actionloop {
+namespace {
+
+// Whether `entry` (one of ours) is still in the environment: one pointer compare per
+// variable, where getenv would compare the name with each (strncmp was the largest cost left).
+bool in_environment(const char* entry) {
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        if (*e == entry) return true;
+    }
+    return false;
+}
+
+}  // namespace
 
 env_export& env_export::process() {
     // Never destroyed: its buffers are in the environment until the process ends (an atexit
@@ -32,9 +46,8 @@ void env_export::set(std::string_view key, std::string_view value) {
     variable& v = variable_of(key);
     const size_t value_at = v.name.size() + 1;
     if (v.current >= 0) {
-        const char* in_env = std::getenv(v.name.c_str());
-        const char* ours = v.buffers[v.current].text.get() + value_at;
-        if (in_env == ours && std::string_view(ours) == value) return;
+        const char* ours = v.buffers[v.current].text.get();
+        if (std::string_view(ours + value_at) == value && in_environment(ours)) return;
     }
     const int next = v.current == 0 ? 1 : 0;
     buffer& b = v.buffers[next];

@@ -10,7 +10,8 @@
 // container. Here each variable owns two buffers: a changed value is written into the one
 // not in the environment, which then goes in with putenv(3), a single pointer swap for a
 // thread reading the environment meanwhile. A value that did not change (the namespace,
-// the action's name, the API host) costs one getenv and no write.
+// the action's name, the API host) costs a look through the environment's pointers and no
+// write.
 #pragma once
 
 #include <memory>
