@@ -25,8 +25,8 @@ bool in_environment(const char* entry) {
 env_export& env_export::process() {
     // Never destroyed: its buffers are in the environment until the process ends (an atexit
     // handler or a static destructor may still read it).
-    static env_export* const exports = new env_export();
-    return *exports;
+    static env_export* const PROCESS = new env_export();
+    return *PROCESS;
 }
 
 env_export::variable& env_export::variable_of(std::string_view key) {
