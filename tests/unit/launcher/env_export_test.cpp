@@ -9,7 +9,9 @@
 #include "env_export.hpp"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#include <sanitizer/allocator_interface.h>
+// The sanitizer runtime's (its header, sanitizer/allocator_interface.h, is not installed with
+// Debian's g++).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #else
 #include <malloc.h>
 #endif
