@@ -9,7 +9,7 @@
 // write(2) per activation; fsync(2) only when asked (a killed process loses nothing already
 // written; fsync protects against a machine crash): then the journal after each write, the
 // snapshot before its rename, and the directory after the rename (before the journal is
-// emptied) and when the store opens (the journal may be new).
+// emptied) and when the store opens (the journal may be new; a new directory's parent too).
 #pragma once
 
 #include <cstdint>
@@ -42,7 +42,6 @@ public:
 private:
     std::string path(const char* name) const { return options_.dir + "/" + name; }
     void lock_dir();
-    void sync_dir();
     void append(const std::string& frame);
 
     file_store_options options_;
