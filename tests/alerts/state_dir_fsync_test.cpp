@@ -54,15 +54,15 @@ F libc(const char* name) {
 }  // namespace
 
 extern "C" int fsync(int fd) {
-    static const auto real = libc<int (*)(int)>("fsync");
+    static const auto REAL = libc<int (*)(int)>("fsync");
     note_sync(fd, "file");
-    return real(fd);
+    return REAL(fd);
 }
 
 extern "C" int fdatasync(int fd) {
-    static const auto real = libc<int (*)(int)>("fdatasync");
+    static const auto REAL = libc<int (*)(int)>("fdatasync");
     note_sync(fd, "data");
-    return real(fd);
+    return REAL(fd);
 }
 
 namespace {
