@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <chrono>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -291,4 +293,150 @@ TEST_CASE("alerts: the raw entry point gets the value's text, the context and er
     CHECK(json_of(lines) == json{{"lines", true}});
     const stream_texts streams = proxy.check_streams(5);
     CHECK(contains(streams.err, "raw boom"));
+}
+
+// Issue 33: hostile and unlucky input at the action's boundary (docs/alerts.md, "Batch",
+// "Timestamps", "Config", "Environment").
+
+namespace {
+
+std::unique_ptr<proxy_process> monitor_with(const json& env) {
+    auto proxy = std::make_unique<proxy_process>(alerts_runtime());
+    CHECK_REPLY(proxy->init(action_zip("monitor"), "main", &env), 200, OK_BODY);
+    return proxy;
+}
+
+// The /run body of `n` status ETags of `n` devices.
+std::string many_statuses(std::size_t n, double ts) {
+    std::string text = R"({"value":{"now":)" + std::to_string(ts) + R"(,"etags":[)";
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i > 0) text += ',';
+        text += R"({"id":"s)" + std::to_string(i) + R"(","account":"acct1","device":"d)" +
+                std::to_string(i) + R"(","type":"status","ts":)" + std::to_string(ts) +
+                R"(,"state":"offline"})";
+    }
+    return text + "]}}";
+}
+
+}  // namespace
+
+TEST_CASE("alerts: a batch over ALERT_MAX_BATCH_ETAGS is refused whole, before anything is "
+          "stored") {
+    temp_dir state("alerts-bound");
+    const auto proxy =
+        monitor_with({{"ALERT_CONFIG", config_file()}, {"ALERT_STATE_DIR", state.path().string()}});
+    // 60,000 ETags against the default bound of 50,000: refused in the one pass over the body,
+    // which stops at the 50,001st (batch_text_test: the text after it is not even read).
+    const auto started = std::chrono::steady_clock::now();
+    const http_reply reply = proxy->run_raw(many_statuses(60000, T0));
+    const auto took = std::chrono::steady_clock::now() - started;
+    CHECK(reply.status == 200);
+    CHECK(json_of(reply) ==
+          json{{"error", "the batch has more than 50000 ETags (ALERT_MAX_BATCH_ETAGS): nothing "
+                         "was applied; send them as batches of at most 50000 ETags, in order"}});
+    CHECK(took < std::chrono::seconds(5));
+    // Nothing was decided or stored: no device is known, no hold runs.
+    const json after = tick(*proxy, T0 + 400);
+    CHECK(after["notifications"].empty());
+    CHECK(after["stats"]["devices"] == 0);
+    CHECK(after["stats"]["pending"] == 0);
+    // The same ETags split at the bound go through.
+    const json first = json_of(proxy->run_raw(many_statuses(50000, T0 + 500)));
+    CHECK(first["stats"]["etags"] == 50000);
+    CHECK(first["stats"]["pending"] == 50000);
+}
+
+TEST_CASE("alerts: ALERT_MAX_BATCH_ETAGS sets the bound, and a bad value fails /init") {
+    const auto proxy =
+        monitor_with({{"ALERT_CONFIG", config_file()}, {"ALERT_MAX_BATCH_ETAGS", "2"}});
+    const json etags =
+        json::array({status("a", "cam1", "offline", T0), status("b", "cam2", "offline", T0),
+                     status("c", "cam3", "offline", T0)});
+    CHECK(json_of(proxy->run(json{{"etags", etags}, {"now", T0}})) ==
+          json{{"error", "the batch has more than 2 ETags (ALERT_MAX_BATCH_ETAGS): nothing was "
+                         "applied; send them as batches of at most 2 ETags, in order"}});
+    CHECK(run_batch(*proxy, json::array({etags[0], etags[1]}), T0)["stats"]["pending"] == 2);
+
+    proxy_process bad(alerts_runtime());
+    const json env = {{"ALERT_CONFIG", config_file()}, {"ALERT_MAX_BATCH_ETAGS", "0"}};
+    CHECK(bad.init(action_zip("monitor"), "main", &env).status == 502);
+    CHECK(wait_until([&] { return contains(bad.stderr_text(), "ALERT_MAX_BATCH_ETAGS='0'"); },
+                     std::chrono::seconds(5)));
+}
+
+TEST_CASE("alerts: an ETag whose ts is in milliseconds is rejected and counted, never applied") {
+    const auto proxy = monitor_with({{"ALERT_CONFIG", config_file()}});
+    const double now = T0 + 2;
+    const json first =
+        run_batch(*proxy,
+                  json::array({status("ms", "cam1", "offline", T0 * 1000 + 125),
+                               status("past", "cam2", "offline", 0), motion("m1", T0 + 1)}),
+                  now);
+    CHECK(types_of(first) == strings{"Alert"});
+    CHECK(first["rejected"] ==
+          json::array({{{"index", 0},
+                        {"error", "etag 0: ts 1764460800125 is more than 300 s after now "
+                                  "(1764460802): is it in milliseconds? "
+                                  "(ALERT_MAX_FUTURE_SECONDS)"}},
+                       {{"index", 1},
+                        {"error", "etag 1: ts 0 is more than 604800 s before now "
+                                  "(1764460802) (ALERT_MAX_PAST_SECONDS)"}}}));
+    CHECK(first["stats"]["etags"] == 3);
+    CHECK(first["stats"]["rejected"] == 2);
+    CHECK(first["stats"]["future"] == 1);
+    CHECK(first["stats"]["past"] == 1);
+    CHECK(first["stats"]["pending"] == 0);
+    // The camera's next ETag, in seconds, is applied: its hold runs and its Offline follows.
+    const json next =
+        run_batch(*proxy, json::array({status("s1", "cam1", "offline", T0 + 3)}), T0 + 3);
+    CHECK(next["stats"]["stale"] == 0);
+    CHECK(next["stats"]["pending"] == 1);
+    CHECK(types_of(tick(*proxy, T0 + 310)) == strings{"Offline"});
+}
+
+TEST_CASE("alerts: with ALERT_CONFIG deployed, value.config is refused unless the deployment "
+          "allows it") {
+    json other = json::parse(read_file(config_file()));
+    other["accounts"]["acct1"]["devices"]["cam1"]["regions"]["door"]["recipients"] = {
+        "attacker@example.com"};
+    const json batch = {{"etags", json::array({motion("m1", T0)})}, {"now", T0}, {"config", other}};
+    const auto locked = monitor_with({{"ALERT_CONFIG", config_file()}});
+    CHECK(json_of(locked->run(batch)) ==
+          json{{"error", "config: value.config is refused: this action's config is deployed "
+                         "(ALERT_CONFIG) and ALERT_ALLOW_VALUE_CONFIG is not 1"}});
+    // Without value.config the deployed config decides.
+    const json deployed = run_batch(*locked, json::array({motion("m1", T0)}), T0);
+    REQUIRE(types_of(deployed) == strings{"Alert"});
+    CHECK(deployed["notifications"][0]["recipients"] == json{"guard@a1.example"});
+
+    const auto open =
+        monitor_with({{"ALERT_CONFIG", config_file()}, {"ALERT_ALLOW_VALUE_CONFIG", "1"}});
+    const json answer = json_of(open->run(batch));
+    REQUIRE(answer.contains("notifications"));
+    CHECK(answer["notifications"][0]["recipients"] == json{"attacker@example.com"});
+}
+
+TEST_CASE("alerts: a device id with CR/LF stays on its log line") {
+    const auto proxy = monitor_with({{"ALERT_CONFIG", config_file()}});
+    const std::string evil = "cam7\nnotifType=Alert account=acct1 device=forged\r\x1b[2J";
+    run_batch(*proxy, json::array({status("s1", evil, "offline", T0)}), T0);
+    const json offline = tick(*proxy, T0 + 301);
+    REQUIRE(types_of(offline) == strings{"Offline"});
+    CHECK(offline["notifications"][0]["device"] == evil);  // the answer is JSON: unchanged
+    const stream_texts streams = proxy->check_streams(2);
+    CHECK(count_occurrences(streams.out, "\n") == 0);  // one line
+    CHECK(contains(streams.out,
+                   R"(device="cam7\nnotifType=Alert account=acct1 device=forged\r\x1b[2J")"));
+}
+
+TEST_CASE("alerts: a password in ALERT_REDIS_URL is never echoed, /init's answer included") {
+    proxy_process proxy(cpp_runtime({{"OW_LOG_INIT_ERROR", "1"}}));
+    const json env = {{"ALERT_REDIS_URL", "redis://alice:s3cret-pw@127.0.0.1:1/0"}};
+    const http_reply reply = proxy.init(action_zip("monitor"), "main", &env);
+    CHECK(reply.status == 502);
+    CHECK(contains(reply.body, "redis://alice:***@127.0.0.1:1/0"));
+    CHECK_FALSE(contains(reply.body, "s3cret"));
+    CHECK(wait_until([&] { return contains(proxy.stderr_text(), "alice:***@"); },
+                     std::chrono::seconds(5)));
+    CHECK_FALSE(contains(proxy.stderr_text(), "s3cret"));
 }

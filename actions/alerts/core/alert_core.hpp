@@ -9,6 +9,7 @@
 // After process(), changes() lists what a state store must persist.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -29,6 +30,11 @@ struct core_options {
     std::string datacenter;  // EEN_AGENT_DATACENTER; empty: every account
     bool motion = true;      // handle motion ETags (the `motion` and `monitor` actions)
     bool state = true;       // handle status/heartbeat ETags (`state` and `monitor`)
+    /// Times in a device's state more than this after `now` are not trusted: they come from an
+    /// ETag that ALERT_MAX_FUTURE_SECONDS now rejects (a ts in milliseconds), applied before the
+    /// bound existed. The device's next ETag repairs them (docs/alerts.md, "Timestamps").
+    /// Infinity (the default of the bare core): every time is trusted.
+    double trusted_future = std::numeric_limits<double>::infinity();
 };
 
 /// What process() changed that a restart would lose.
@@ -135,6 +141,7 @@ private:
     void finish_stats();
     // core_apply.cpp: the rules.
     void apply(const etag& e, const work_item& w);
+    void distrust_future(std::uint32_t device, double ts);
     bool is_duplicate(const device_slot& d, const etag& e, const work_item& w) const;
     void mature_if_due(std::uint32_t device, double t);
     void mature_due_timers();

@@ -50,7 +50,9 @@ struct batch_stats {
     std::uint64_t foreign = 0;     // another data center's accounts
     std::uint64_t unknown = 0;     // accounts absent from the config
     std::uint64_t suppressed = 0;  // motion inside a region's cooldown
-    std::uint64_t rejected = 0;    // malformed ETags
+    std::uint64_t rejected = 0;    // malformed ETags, and those below
+    std::uint64_t future = 0;      // ts too far after now (ALERT_MAX_FUTURE_SECONDS)
+    std::uint64_t past = 0;        // ts too far before now (ALERT_MAX_PAST_SECONDS)
     std::uint64_t late = 0;        // notifications over alert_delay_threshold
     std::uint64_t flapping = 0;    // state changes of flapping devices (no notification)
     std::uint64_t inhibited = 0;   // Offlines of cameras behind a bridge that was announced

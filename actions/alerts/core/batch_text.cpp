@@ -5,6 +5,7 @@
 
 #include <actionloop/detail/json_scan.hpp>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -58,7 +59,15 @@ void read_etag(reader& r, std::size_t index, parsed_batch& out) {
     add_etag(f, index, out);
 }
 
-void read_etags(reader& r, parsed_batch& out) {
+[[noreturn]] void over_bound(std::size_t max_etags) {
+    const std::string n = std::to_string(max_etags);
+    throw std::invalid_argument("the batch has more than " + n +
+                                " ETags (ALERT_MAX_BATCH_ETAGS): nothing was applied; send them "
+                                "as batches of at most " +
+                                n + " ETags, in order");
+}
+
+void read_etags(reader& r, parsed_batch& out, std::size_t max_etags) {
     if (r.peek() != '[') throw std::invalid_argument("'etags' must be an array");
     // A repeated "etags" member replaces the earlier one, as in a DOM.
     out.clear();
@@ -66,19 +75,21 @@ void read_etags(reader& r, parsed_batch& out) {
     if (r.consume(']')) return;
     std::size_t index = 0;
     do {
+        if (index == max_etags) over_bound(max_etags);
         read_etag(r, index++, out);
     } while (r.consume(','));
     r.expect(']');
 }
 
 void read_member_of_value(reader& r, std::string_view key, parsed_batch& out,
-                          value_members& members) {
+                          value_members& members, std::size_t max_etags) {
     if (key == "etags") {
-        read_etags(r, out);
+        read_etags(r, out, max_etags);
     } else if (key == "now") {
         const char c = r.peek();
         if (c != '-' && !is_digit(c)) throw std::invalid_argument("'now' must be a number");
         members.now = r.number();
+        if (!std::isfinite(members.now)) throw std::invalid_argument("'now' must be a number");
         members.has_now = true;
     } else if (key == "config") {
         const std::size_t start = (r.peek(), r.position());
@@ -92,7 +103,8 @@ void read_member_of_value(reader& r, std::string_view key, parsed_batch& out,
 
 }  // namespace
 
-void parse_value_text(std::string_view text, parsed_batch& out, value_members& members) {
+void parse_value_text(std::string_view text, parsed_batch& out, value_members& members,
+                      std::size_t max_etags) {
     out.clear();
     members = value_members{};
     reader r(text, {512, false, &out.unescaped, "value: "});
@@ -105,7 +117,7 @@ void parse_value_text(std::string_view text, parsed_batch& out, value_members& m
         do {
             const std::string_view key = r.string();
             r.expect(':');
-            read_member_of_value(r, key, out, members);
+            read_member_of_value(r, key, out, members, max_etags);
         } while (r.consume(','));
         r.expect('}');
     }

@@ -5,11 +5,15 @@
 // strict JSON (RFC 8259; string bytes are not checked for UTF-8).
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 #include "etag_fields.hpp"
 
 namespace alerts {
+
+/// The most ETags a batch may hold by default (ALERT_MAX_BATCH_ETAGS; docs/alerts.md, "Batch").
+inline constexpr std::size_t DEFAULT_MAX_BATCH_ETAGS = 50000;
 
 /// The members of `value` other than the ETags.
 struct value_members {
@@ -19,8 +23,10 @@ struct value_members {
 };
 
 /// Parses `text` (the value: an object). Throws std::invalid_argument for text that is not
-/// JSON, a value that is not an object, 'etags' not an array or 'now' not a number. `text`
-/// must outlive the ETags.
-void parse_value_text(std::string_view text, parsed_batch& out, value_members& members);
+/// JSON, a value that is not an object, 'etags' not an array, 'now' not a finite number, or
+/// 'etags' with more than `max_etags` elements: then at the first element over the bound, in
+/// the same pass, without reading further. `text` must outlive the ETags.
+void parse_value_text(std::string_view text, parsed_batch& out, value_members& members,
+                      std::size_t max_etags = DEFAULT_MAX_BATCH_ETAGS);
 
 }  // namespace alerts

@@ -1,7 +1,9 @@
 // core_apply.cpp — the rules of docs/alerts.md, "Behaviour", applied to one device at a time:
 // duplicates and stale events, hold timers, state changes and flaps, motion with region
 // sensitivity and per-region cooldown, and recipient fallback region -> device -> account.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "alert_core.hpp"
 #include "hash.hpp"
@@ -23,6 +25,7 @@ bool alert_core::is_duplicate(const device_slot& d, const etag& e, const work_it
 }
 
 void alert_core::apply(const etag& e, const work_item& w) {
+    if (slots_[w.device].last_ts > now_ + options_.trusted_future) distrust_future(w.device, e.ts);
     device_slot& d = slots_[w.device];
     if (is_duplicate(d, e, w)) {
         ++result_.stats.duplicates;
@@ -48,6 +51,25 @@ void alert_core::apply(const etag& e, const work_item& w) {
         changes_.ids.push_back(w.id);
     }
     mark_dirty(w.device);
+}
+
+// The device's stale horizon lies beyond now + trusted_future: an ETag from the future was
+// applied before ALERT_MAX_FUTURE_SECONDS rejected such ETags, and every later ETag of the
+// device would be stale for good. Its times from then are dropped: no horizon (this ETag is
+// applied), a hold or flapping that began then begins at this ETag, and the flap detector
+// forgets the changes it counted then. The repaired record is stored with this batch.
+void alert_core::distrust_future(std::uint32_t device, double ts) {
+    const double limit = now_ + options_.trusted_future;
+    device_slot& d = slots_[device];
+    d.last_ts = -std::numeric_limits<double>::infinity();
+    d.last_id = 0;
+    if (d.hold_ts > limit) d.hold_ts = ts;
+    if (auto it = noise_.find(device); it != noise_.end()) {
+        std::vector<double>& c = it->second.changes;
+        c.erase(std::remove_if(c.begin(), c.end(), [&](double t) { return t > limit; }), c.end());
+    }
+    schedule(device);
+    mark_dirty(device);
 }
 
 void alert_core::mark_dirty(std::uint32_t device) {
@@ -172,7 +194,11 @@ bool alert_core::cooled_down(std::uint32_t device, const region_config& region, 
     if (region.cooldown <= 0) return true;
     const std::uint64_t key = hash_combine(device, hash_bytes(region.name));
     auto [it, inserted] = cooldowns_.try_emplace(key);
-    if (!inserted && ts - it->second.last_alert < region.cooldown) return false;
+    // A last alert beyond now + trusted_future is one from the future (see distrust_future).
+    if (!inserted && ts - it->second.last_alert < region.cooldown &&
+        it->second.last_alert <= now_ + options_.trusted_future) {
+        return false;
+    }
     if (inserted) {
         it->second.device = device;
         it->second.region = region.name;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "log_text.hpp"
+
 namespace alerts {
 
 namespace {
@@ -17,22 +19,6 @@ std::string fixed(double v, int decimals) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
     return buf;
-}
-
-// key=value, quoting values that hold spaces, quotes or '='.
-void append_kv(std::string& line, std::string_view key, std::string_view value) {
-    if (!line.empty()) line += ' ';
-    line.append(key).append("=");
-    if (value.find_first_of(" \"=\t") == std::string_view::npos && !value.empty()) {
-        line.append(value);
-        return;
-    }
-    line += '"';
-    for (char c : value) {
-        if (c == '"' || c == '\\') line += '\\';
-        line += c;
-    }
-    line += '"';
 }
 
 std::string joined(const recipient_list& list) {
@@ -93,6 +79,8 @@ json stats_json(const batch_stats& st) {
         {"unknown", st.unknown},
         {"suppressed", st.suppressed},
         {"rejected", st.rejected},
+        {"future", st.future},
+        {"past", st.past},
         {"late", st.late},
         {"flapping", st.flapping},
         {"inhibited", st.inhibited},
@@ -119,7 +107,7 @@ public:
     explicit log_fields(bool json) : json_(json) {}
     void text(std::string_view key, std::string_view value) {
         if (!json_) {
-            append_kv(line_, key, value);
+            append_log_field(line_, key, value);
             return;
         }
         open(key);
@@ -127,7 +115,7 @@ public:
     }
     void number(std::string_view key, const std::string& value) {
         if (!json_) {
-            append_kv(line_, key, value);
+            append_log_field(line_, key, value);
             return;
         }
         open(key);

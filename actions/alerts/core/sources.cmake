@@ -9,8 +9,10 @@ set(ALERT_CORE_FILES
     core_records.cpp
     dedup_key.cpp
     etag_fields.cpp
+    log_text.cpp
     recent_ids.cpp
     record_codec.cpp
     result_json.cpp
     string_interner.cpp
+    ts_bounds.cpp
     types.cpp)

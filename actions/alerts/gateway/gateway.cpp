@@ -33,6 +33,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "../core/log_text.hpp"
 #include "../redis/redis_client.hpp"
 #include "email_message.hpp"
 #include "gateway.hpp"
@@ -69,22 +70,10 @@ std::string fixed3(double v) {
     return buf;
 }
 
-// key=value as the actions print it (core/result_json.cpp): values with spaces, quotes or '='
-// quoted.
+// key=value as the actions print it: the one writer, core/log_text (control characters
+// escaped, so no outbox field can start a log line of its own).
 void kv(std::string& line, std::string_view key, std::string_view value) {
-    if (!line.empty()) line += ' ';
-    line.append(key).append("=");
-    if (!value.empty() && value.find_first_of(" \"=\t\r\n") == std::string_view::npos) {
-        line.append(value);
-        return;
-    }
-    line += '"';
-    for (char c : value) {
-        if (c == '"' || c == '\\') line += '\\';
-        if (c == '\n' || c == '\r') c = ' ';
-        line += c;
-    }
-    line += '"';
+    alerts::append_log_field(line, key, value);
 }
 
 void log_out(const std::string& line) {
@@ -327,7 +316,7 @@ void gateway::build_targets() {
         target t;
         t.email = email;
         t.url = url;
-        t.name = email ? EMAIL : url;
+        t.name = email ? EMAIL : redact_url(url);  // a password in the URL is never printed
         const prometheus::Labels l = {{"target", t.name}};
         t.m = {&delivered.Add(l), &failed.Add(l),  &retried.Add(l),
                &dead.Add(l),      &skipped.Add(l), &delay.Add(l, bounds)};

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "../core/device_machine.hpp"
+#include "../core/log_text.hpp"
 #include "../core/result_json.hpp"
 #include "../core/string_interner.hpp"
 #include "redis_records.hpp"
@@ -154,7 +155,7 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
                         " ms of retries asking the sentinels " + sentinel_list(options_.url) + ")");
                 }
                 if (retries == 0) {
-                    std::cerr << "alerts: redis: " << e.what()
+                    std::cerr << "alerts: redis: " << log_safe(e.what())
                               << ": asking the sentinels again and retrying the batch" << std::endl;
                 }
                 ++retries;
@@ -172,7 +173,7 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
                                "confirm, the activation answers an error: "
                              : "alerts: state store failed, the activation answers an error and "
                                "stored nothing: ")
-                  << e.what() << std::endl;
+                  << log_safe(e.what()) << std::endl;
         throw;
     }
 }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "../core/hash.hpp"
+#include "../core/log_text.hpp"
 #include "../core/result_json.hpp"
 #include "file_store.hpp"
 #include "redis_url.hpp"
@@ -31,6 +32,7 @@ core_options options_for(action_kind kind, const service_env& env) {
     o.datacenter = env.datacenter;
     o.motion = kind != action_kind::state;
     o.state = kind != action_kind::motion;
+    o.trusted_future = env.ts.max_future;
     return o;
 }
 
@@ -64,14 +66,10 @@ double wall_clock() {
 
 }  // namespace
 
-service_env read_environment() {
-    service_env env;
-    env.datacenter = env_or_empty("EEN_AGENT_DATACENTER");
-    env.config_file = env_or_empty("ALERT_CONFIG");
-    env.state_dir = env_or_empty("ALERT_STATE_DIR");
-    env.fsync = env_or_empty("ALERT_STATE_FSYNC") == "1";
+namespace {
+
+void read_redis_environment(service_env& env) {
     env.redis_url = env_or_empty("ALERT_REDIS_URL");
-    env.json_logs = env_or_empty("OW_LOG_FORMAT") == "json";
     env.redis_sentinels = env_or_empty("ALERT_REDIS_SENTINELS");
     env.redis_master = env_or_empty("ALERT_REDIS_MASTER");
     env.redis_password = env_or_empty("ALERT_REDIS_PASSWORD");
@@ -86,6 +84,9 @@ service_env read_environment() {
     env.redis_wait_ms = env_number("ALERT_REDIS_WAIT_MS", 1000, 1, 600000);
     env.outbox = env_number("ALERT_OUTBOX", 1, 0, 1) == 1;
     env.outbox_maxlen = env_number("ALERT_OUTBOX_MAXLEN", 1000000, 1000, 1000000000);
+}
+
+void check_redis_environment(const service_env& env) {
     if (!env.redis_url.empty() && !env.redis_sentinels.empty()) {
         throw std::invalid_argument(
             "set ALERT_REDIS_URL or ALERT_REDIS_SENTINELS, not both (the sentinels name the "
@@ -105,6 +106,35 @@ service_env read_environment() {
             " or ALERT_STATE_DIR, not both (the Redis store is shared by every container; a "
             "state dir belongs to one)");
     }
+}
+
+// The bounds on what an invoker sends (docs/alerts.md, "Environment").
+void read_input_bounds(service_env& env) {
+    env.max_batch_etags = static_cast<std::size_t>(
+        env_number("ALERT_MAX_BATCH_ETAGS", static_cast<int>(DEFAULT_MAX_BATCH_ETAGS), 1, 100000));
+    env.ts.max_future = env_number("ALERT_MAX_FUTURE_SECONDS", 300, 0, 31536000);
+    env.ts.max_past = env_number("ALERT_MAX_PAST_SECONDS", 604800, 1, 2000000000);
+    const bool deployed = !env.config_file.empty();
+    env.allow_value_config = env_number("ALERT_ALLOW_VALUE_CONFIG", deployed ? 0 : 1, 0, 1) == 1;
+    if (!deployed && !env.allow_value_config) {
+        throw std::invalid_argument(
+            "ALERT_ALLOW_VALUE_CONFIG=0 without ALERT_CONFIG leaves the action no config: "
+            "deploy one with ALERT_CONFIG");
+    }
+}
+
+}  // namespace
+
+service_env read_environment() {
+    service_env env;
+    env.datacenter = env_or_empty("EEN_AGENT_DATACENTER");
+    env.config_file = env_or_empty("ALERT_CONFIG");
+    env.state_dir = env_or_empty("ALERT_STATE_DIR");
+    env.fsync = env_or_empty("ALERT_STATE_FSYNC") == "1";
+    env.json_logs = env_or_empty("OW_LOG_FORMAT") == "json";
+    read_redis_environment(env);
+    check_redis_environment(env);
+    read_input_bounds(env);
     return env;
 }
 
@@ -140,6 +170,11 @@ void alert_service::install_config_file() {
 
 void alert_service::install_config_text(std::string_view text) {
     if (text.empty()) return install_config_file();
+    if (!env_.allow_value_config) {
+        throw config_error(
+            "config: value.config is refused: this action's config is deployed (ALERT_CONFIG) "
+            "and ALERT_ALLOW_VALUE_CONFIG is not 1");
+    }
     const std::uint64_t hash = hash_bytes(text);
     if (core_.config() && hash == config_text_hash_) return;
     install_config_value(json::parse(text));
@@ -178,18 +213,23 @@ void alert_service::open_store() {
 void alert_service::run_text(std::string_view value, double wall_now, std::ostream& log,
                              std::string& answer) {
     value_members members;
-    parse_value_text(value, batch_, members);
+    parse_value_text(value, batch_, members, env_.max_batch_etags);
     install_config_text(members.config);
     open_store();
-    const batch_result& result = finish(members.has_now ? members.now : wall_now, log);
+    const double now = members.has_now ? members.now : wall_now;
+    const ts_rejections out_of_range = reject_out_of_range(batch_, now, env_.ts);
+    const batch_result& result = finish(now, out_of_range, log);
     answer = result_json(core_, result, batch_.rejected)
                  .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-batch_result alert_service::finish(double now, std::ostream& log) {
+batch_result alert_service::finish(double now, const ts_rejections& out_of_range,
+                                   std::ostream& log) {
     batch_result result = store_->process(core_, batch_.etags, now);
     result.stats.etags += batch_.rejected.size();
     result.stats.rejected = batch_.rejected.size();
+    result.stats.future = out_of_range.future;
+    result.stats.past = out_of_range.past;
     for (const notification& n : result.notifications) {
         log << log_line(core_, n, env_.json_logs) << '\n';
         if (n.late) log << late_line(core_, n, env_.json_logs) << '\n';
@@ -212,7 +252,7 @@ alert_service make_service(action_kind kind) {
         return alert_service(kind, std::move(env), std::move(config));
     } catch (const std::exception& e) {
         // stdio: this runs from a static initializer, possibly before std::cerr exists.
-        std::fprintf(stderr, "alerts: cannot start: %s\n", e.what());
+        std::fprintf(stderr, "alerts: cannot start: %s\n", log_safe(e.what()).c_str());
         std::fflush(stderr);
         std::_Exit(1);
     }

@@ -15,6 +15,7 @@
 #include "../core/alert_core.hpp"
 #include "../core/batch_text.hpp"
 #include "../core/state_store.hpp"
+#include "../core/ts_bounds.hpp"
 
 namespace alerts {
 
@@ -42,6 +43,15 @@ struct service_env {
     bool uses_redis() const { return !redis_url.empty() || !redis_sentinels.empty(); }
     bool outbox = true;           // ALERT_OUTBOX (1, the default; 0: no outbox)
     int outbox_maxlen = 1000000;  // ALERT_OUTBOX_MAXLEN
+    /// ALERT_MAX_BATCH_ETAGS: a batch with more ETags is refused whole (1 to 100,000).
+    std::size_t max_batch_etags = DEFAULT_MAX_BATCH_ETAGS;
+    /// ALERT_MAX_FUTURE_SECONDS (0 to 31,536,000) and ALERT_MAX_PAST_SECONDS (1 to
+    /// 2,000,000,000): an ETag whose ts is further from the batch's now is rejected.
+    ts_bounds ts;
+    /// ALERT_ALLOW_VALUE_CONFIG: whether value.config may replace the config. Default: yes
+    /// without ALERT_CONFIG (it is the only way to give one), no with it (the deployed config
+    /// is the operator's; an invoker must not replace it).
+    bool allow_value_config = true;
     /// OW_LOG_FORMAT=json (the proxy's JSON log mode sets it for the action): the
     /// notification lines are JSON objects, which the proxy keeps as objects in its records.
     bool json_logs = false;
@@ -81,7 +91,7 @@ private:
     void install_config_value(const nlohmann::json& config);
     void install_config_text(std::string_view text);
     void install_config_file();
-    batch_result finish(double now, std::ostream& log);
+    batch_result finish(double now, const ts_rejections& out_of_range, std::ostream& log);
     void open_store();
 
     service_env env_;

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -42,10 +43,25 @@ void write_all(int fd, const std::string& data, const std::string& what) {
     }
 }
 
+// A rename or a file's creation is durable only once the directory holding it is synced.
+void sync_dir(const std::string& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) fail("open " + dir);
+    const bool synced = ::fsync(fd) == 0;
+    ::close(fd);
+    if (!synced) fail("fsync " + dir);
+}
+
 }  // namespace
 
 file_store::file_store(file_store_options options) : options_(std::move(options)) {
-    if (::mkdir(options_.dir.c_str(), 0755) != 0 && errno != EEXIST) fail("mkdir " + options_.dir);
+    const bool created = ::mkdir(options_.dir.c_str(), 0755) == 0;
+    if (!created && errno != EEXIST) fail("mkdir " + options_.dir);
+    // A new state dir's own name is in its parent.
+    if (created && options_.fsync) {
+        const std::string parent = std::filesystem::path(options_.dir).parent_path().string();
+        sync_dir(parent.empty() ? "." : parent);
+    }
     lock_dir();
 }
 
@@ -79,6 +95,8 @@ void file_store::load(alert_core& core) {
     }
     if (::lseek(journal_fd_, valid, SEEK_SET) < 0) fail("seek " + path("journal"));
     journal_bytes_ = tail.valid_bytes;
+    // The journal (and the lock) may have just been created: their names too must survive.
+    if (options_.fsync) sync_dir(options_.dir);
 }
 
 void file_store::commit(const alert_core& core) {
@@ -108,8 +126,12 @@ void file_store::compact(const alert_core& core) {
     ::close(fd);
     if (!synced) fail("fsync " + tmp);
     if (::rename(tmp.c_str(), path("snapshot").c_str()) != 0) fail("rename " + tmp);
+    // The snapshot's new name must be on disk before the journal it replaces is emptied: a
+    // crash in between would otherwise find the old snapshot and an empty journal.
+    if (options_.fsync) sync_dir(options_.dir);
     if (::ftruncate(journal_fd_, 0) != 0) fail("truncate journal");
     if (::lseek(journal_fd_, 0, SEEK_SET) < 0) fail("seek journal");
+    if (options_.fsync && ::fdatasync(journal_fd_) != 0) fail("fsync journal");
     journal_bytes_ = 0;
 }
 

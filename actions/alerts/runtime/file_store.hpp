@@ -7,7 +7,9 @@
 // so a crash between the snapshot's rename and the journal's truncation replays nothing twice.
 // Same-state heartbeats change nothing persistent and write nothing. The write is one
 // write(2) per activation; fsync(2) only when asked (a killed process loses nothing already
-// written; fsync protects against a machine crash).
+// written; fsync protects against a machine crash): then the journal after each write, the
+// snapshot before its rename, and the directory after the rename (before the journal is
+// emptied) and when the store opens (the journal may be new; a new directory's parent too).
 #pragma once
 
 #include <cstdint>

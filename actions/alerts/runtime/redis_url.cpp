@@ -6,13 +6,25 @@
 
 namespace alerts {
 
+std::string redact_url(std::string_view url) {
+    const std::size_t scheme = url.find("://");
+    const std::size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+    // The last '@': a password may hold '/' or '@' (unencoded); a path with '@' is redacted
+    // too (a harmless loss).
+    const std::size_t at = url.rfind('@');
+    if (at == std::string_view::npos || at < start) return std::string(url);
+    const std::size_t colon = url.substr(0, at).find(':', start);
+    const std::size_t secret = colon == std::string_view::npos ? start : colon + 1;
+    return std::string(url.substr(0, secret)) + "***" + std::string(url.substr(at));
+}
+
 namespace {
 
 int parse_number(std::string_view s, int lo, int hi, const char* what, std::string_view url) {
     int v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < lo || v > hi) {
-        throw std::invalid_argument("ALERT_REDIS_URL '" + std::string(url) + "': " + what +
+        throw std::invalid_argument("ALERT_REDIS_URL '" + redact_url(url) + "': " + what +
                                     " must be a number from " + std::to_string(lo) + " to " +
                                     std::to_string(hi));
     }
@@ -20,15 +32,22 @@ int parse_number(std::string_view s, int lo, int hi, const char* what, std::stri
 }
 
 [[noreturn]] void bad(std::string_view url) {
-    throw std::invalid_argument("ALERT_REDIS_URL '" + std::string(url) +
+    throw std::invalid_argument("ALERT_REDIS_URL '" + redact_url(url) +
                                 "' is not redis://HOST[:PORT][/DB] or unix:///PATH");
+}
+
+// User info (`user:password@`): refused, naming where the password goes.
+void refuse_user_info(std::string_view url, std::string_view rest) {
+    if (rest.find('@') == std::string_view::npos) return;
+    throw std::invalid_argument("ALERT_REDIS_URL '" + redact_url(url) +
+                                "': no user or password in the URL (set ALERT_REDIS_PASSWORD)");
 }
 
 }  // namespace
 
 redis_url parse_redis_url(std::string_view text) {
     redis_url url;
-    url.text = std::string(text);
+    url.text = redact_url(text);
     constexpr std::string_view TCP = "redis://";
     constexpr std::string_view UNIX = "unix://";
     if (text.substr(0, UNIX.size()) == UNIX) {
@@ -43,11 +62,11 @@ redis_url parse_redis_url(std::string_view text) {
     }
     if (text.substr(0, TCP.size()) != TCP) bad(text);
     std::string_view rest = text.substr(TCP.size());
+    refuse_user_info(text, rest);
     if (auto slash = rest.find('/'); slash != std::string_view::npos) {
         url.db = parse_number(rest.substr(slash + 1), 0, 65535, "the database", text);
         rest = rest.substr(0, slash);
     }
-    if (rest.find('@') != std::string_view::npos) bad(text);  // no credentials in the URL
     if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
         url.port = parse_number(rest.substr(colon + 1), 1, 65535, "the port", text);
         rest = rest.substr(0, colon);
@@ -57,9 +76,25 @@ redis_url parse_redis_url(std::string_view text) {
     return url;
 }
 
+namespace {
+
+// The list with every item's user info redacted (an item `user:password@host:port`).
+std::string redact_sentinels(std::string_view list) {
+    std::string out;
+    while (true) {
+        const std::size_t comma = list.find(',');
+        out += redact_url(list.substr(0, comma));
+        if (comma == std::string_view::npos) return out;
+        out += ',';
+        list.remove_prefix(comma + 1);
+    }
+}
+
+}  // namespace
+
 redis_url parse_redis_sentinels(std::string_view sentinels, std::string_view master) {
     const auto bad_list = [&](const std::string& what) {
-        throw std::invalid_argument("ALERT_REDIS_SENTINELS '" + std::string(sentinels) +
+        throw std::invalid_argument("ALERT_REDIS_SENTINELS '" + redact_sentinels(sentinels) +
                                     "': " + what + " (HOST:PORT,HOST:PORT,...)");
     };
     if (master.empty()) {
@@ -78,6 +113,10 @@ redis_url parse_redis_sentinels(std::string_view sentinels, std::string_view mas
         while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
         while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
         const std::size_t colon = item.rfind(':');
+        if (item.find('@') != std::string_view::npos) {
+            bad_list("'" + redact_url(item) +
+                     "': no user or password here (set ALERT_REDIS_SENTINEL_PASSWORD)");
+        }
         if (item.empty() || colon == std::string_view::npos || colon == 0) {
             bad_list("'" + std::string(item) + "' is not HOST:PORT");
         }

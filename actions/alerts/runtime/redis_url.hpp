@@ -33,11 +33,18 @@ struct redis_url {
     std::string password;           // ALERT_REDIS_PASSWORD
     std::string sentinel_password;  // ALERT_REDIS_SENTINEL_PASSWORD
 
-    /// As given (for log lines): the URL, or "sentinel master NAME".
+    /// For log lines and errors: the URL (redacted, see redact_url), or "sentinel master NAME".
     std::string text;
 };
 
-/// Parses a URL as above; throws std::invalid_argument naming what is wrong.
+/// `url` with the password of its user info (`scheme://user:password@host…`) replaced by
+/// `***` (`redis://user:***@host`), or the whole user info when it has no ':' (it may be a
+/// password alone: `redis://***@host`). What every message that names a URL prints: no
+/// password is ever echoed in an error answer, a log line or /init's answer.
+std::string redact_url(std::string_view url);
+
+/// Parses a URL as above; throws std::invalid_argument naming what is wrong (the URL redacted).
+/// A URL with user info is refused: the password goes in ALERT_REDIS_PASSWORD.
 redis_url parse_redis_url(std::string_view text);
 
 /// Parses ALERT_REDIS_SENTINELS ("host:port,host:port", at least one) for the primary named
