@@ -2,9 +2,11 @@
 // of wide objects.
 #include "protocol/knative/ordered_parse.hpp"
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,6 +19,50 @@ using members_t = std::vector<std::pair<const std::string, ordered_json>>;
 // Below this many members an object's keys are compared one by one (no allocation, and as
 // fast as a hash for a handful); from it on, an index is built and kept.
 constexpr size_t INDEX_FROM = 16;
+
+// The index of a wide object's keys: an open-addressing table of member positions (no
+// allocation per key, no copy of a key), compared with the members themselves.
+class key_index {
+public:
+    explicit key_index(const members_t& members) {
+        size_t size = 64;
+        while (size < 2 * members.size()) size *= 2;
+        rebuild(members, size, members.size());
+    }
+    // The position of the member named `name`, or members.size() when there is none.
+    size_t find(const members_t& members, std::string_view name) const {
+        for (size_t at = hash(name) & mask_;; at = (at + 1) & mask_) {
+            const std::uint32_t slot = slots_[at];
+            if (slot == EMPTY) return members.size();
+            if (members[slot].first == name) return slot;
+        }
+    }
+    // Records the member just added at the end of `members`.
+    void added(const members_t& members) {
+        if (2 * members.size() > slots_.size()) {
+            rebuild(members, 2 * slots_.size(), members.size() - 1);
+        }
+        place(members, members.size() - 1);
+    }
+
+private:
+    static constexpr std::uint32_t EMPTY = UINT32_MAX;
+    static size_t hash(std::string_view text) { return std::hash<std::string_view>()(text); }
+    // `size` slots (a power of two), holding the first `count` members.
+    void rebuild(const members_t& members, size_t size, size_t count) {
+        slots_.assign(size, EMPTY);
+        mask_ = size - 1;
+        for (size_t i = 0; i < count; ++i) place(members, i);
+    }
+    void place(const members_t& members, size_t i) {
+        size_t at = hash(members[i].first) & mask_;
+        while (slots_[at] != EMPTY) at = (at + 1) & mask_;
+        slots_[at] = static_cast<std::uint32_t>(i);
+    }
+
+    std::vector<std::uint32_t> slots_;
+    size_t mask_ = 0;
+};
 
 class ordered_builder {
 public:
@@ -49,7 +95,7 @@ private:
     struct level {
         ordered_json* node;
         size_t slot = 0;  // an object's: the member the next value goes to
-        std::unique_ptr<std::unordered_map<std::string, size_t>> index;
+        std::unique_ptr<key_index> index;
     };
 
     ordered_json* next_slot();
@@ -99,12 +145,12 @@ size_t ordered_builder::find_or_add(level& top, members_t& members, std::string&
             if (members[i].first == name) return i;
         }
     } else {
-        if (!top.index) {
-            top.index = std::make_unique<std::unordered_map<std::string, size_t>>();
-            for (size_t i = 0; i < members.size(); ++i) top.index->emplace(members[i].first, i);
-        }
-        const auto [it, added] = top.index->emplace(name, members.size());
-        if (!added) return it->second;
+        if (!top.index) top.index = std::make_unique<key_index>(members);
+        const size_t found = top.index->find(members, name);
+        if (found < members.size()) return found;
+        members.emplace_back(std::move(name), nullptr);
+        top.index->added(members);
+        return members.size() - 1;
     }
     members.emplace_back(std::move(name), nullptr);
     return members.size() - 1;
