@@ -56,6 +56,12 @@ const knob VARIABLES[] = {
     {"OW_MAX_BODY_BYTES", "52428800", "larger request bodies get 413"},
     {"OW_MAX_ANSWER_BYTES", "52428800", "a longer action answer line gets 502 and a restart"},
     {"OW_MAX_EXTRACT_BYTES", "1073741824", "an archive expanding to more gets 502 at /init"},
+    {"OW_MAX_JSON_DEPTH", "512",
+     "a JSON body nested deeper is refused before it is parsed (/init: 400, single-entrypoint "
+     "/: 413, its action's answer: 502; the C++ launcher's /run: an error answer)"},
+    {"OW_MAX_JSON_MEMBERS", "1000000",
+     "a JSON body with more object members and array elements (all levels) is refused the "
+     "same way"},
     {"OW_DEADLINE_GRACE_MS", "100",
      "time past a /run's deadline before the action is "
      "stopped (502) and restarted"},
@@ -234,6 +240,8 @@ settings load_settings(int argc, char** argv) {
     s.save_jar = env_string("OW_SAVE_JAR");
     s.max_body_bytes = env_number("OW_MAX_BODY_BYTES", s.max_body_bytes);
     s.max_answer_bytes = env_number("OW_MAX_ANSWER_BYTES", s.max_answer_bytes);
+    s.max_json_depth = env_number("OW_MAX_JSON_DEPTH", s.max_json_depth);
+    s.max_json_members = env_number("OW_MAX_JSON_MEMBERS", s.max_json_members);
     s.deadline_grace_ms = env_number("OW_DEADLINE_GRACE_MS", s.deadline_grace_ms);
     s.run_timeout_ms = env_number("OW_RUN_TIMEOUT_MS", s.run_timeout_ms);
     // A bound centuries away is none (the clock's nanoseconds would overflow).

@@ -32,6 +32,10 @@ struct settings {
     size_t max_body_bytes = 50u << 20;    // OW_MAX_BODY_BYTES
     size_t max_answer_bytes = 50u << 20;  // OW_MAX_ANSWER_BYTES
     // OW_MAX_EXTRACT_BYTES is read at each archive: max_extract_bytes_now() below.
+    // JSON bounds (docs/protocol.md, "JSON bounds"): every body the proxy parses into a DOM
+    // (/init, single-entrypoint /, the web answer) is checked first (engine/framing.hpp).
+    size_t max_json_depth = 512;           // OW_MAX_JSON_DEPTH: containers open at once
+    size_t max_json_members = 1000000;     // OW_MAX_JSON_MEMBERS: members and elements in all
     int deadline_grace_ms = 100;           // OW_DEADLINE_GRACE_MS
     std::int64_t run_timeout_ms = 300000;  // OW_RUN_TIMEOUT_MS (0: no bound)
     int ack_timeout_ms = 60000;            // OW_ACK_TIMEOUT_MS

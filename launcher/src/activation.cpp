@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <iostream>
 
 #include "env_export.hpp"
 
@@ -26,11 +27,30 @@ context::time_point parse_deadline(const std::string& text) {
     return from_epoch_ms(ms);
 }
 
+// The first member the environment export leaves out, on stderr (once: every activation may
+// carry the same ones). Its name is printed with anything but printable ASCII as '?'.
+void report_unexported(const std::string& key) {
+    static bool reported = false;
+    if (reported) return;
+    reported = true;
+    std::string shown = key.substr(0, env_export::MAX_NAME_BYTES);
+    for (char& c : shown) {
+        if (c < 0x20 || c > 0x7e) c = '?';
+    }
+    std::cerr << "actionloop: the request member \"" << shown
+              << "\" is not exported as an __OW_ variable (beside upstream's, at most "
+              << env_export::MAX_OTHER_NAMES << " names of at most " << env_export::MAX_NAME_BYTES
+              << " letters, digits and _; values of at most " << env_export::MAX_VALUE_BYTES
+              << " bytes; docs/SDK.md); the context still has it if it is one of its fields. "
+                 "Later ones are not reported."
+              << std::endl;
+}
+
 }  // namespace
 
 void context_builder::add_string(const std::string& key, const std::string& text) {
     // The environment is kept for compatibility only; the context does not read it.
-    env_export::process().set(key, text);
+    if (!env_export::process().set(key, text)) report_unexported(key);
     if (key == "activation_id") {
         activation_id_ = text;
     } else if (key == "action_name") {

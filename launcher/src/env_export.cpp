@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 namespace actionloop {
 namespace {
@@ -20,6 +21,23 @@ bool in_environment(const char* entry) {
     return false;
 }
 
+// The members OpenWhisk's invoker sends with each activation (api_host comes from the
+// container's environment upstream; a platform may send it too).
+bool is_upstream_name(std::string_view key) {
+    static constexpr std::string_view UPSTREAM[] = {
+        "api_key",       "namespace",      "action_name", "action_version",
+        "activation_id", "transaction_id", "deadline",    "api_host"};
+    return std::find(std::begin(UPSTREAM), std::end(UPSTREAM), key) != std::end(UPSTREAM);
+}
+
+// 1 to MAX_NAME_BYTES letters, digits and '_': a name every shell and getenv agree on.
+bool is_plain_name(std::string_view key) {
+    if (key.empty() || key.size() > env_export::MAX_NAME_BYTES) return false;
+    return std::all_of(key.begin(), key.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+    });
+}
+
 }  // namespace
 
 env_export& env_export::process() {
@@ -29,10 +47,14 @@ env_export& env_export::process() {
     return *PROCESS;
 }
 
-env_export::variable& env_export::variable_of(std::string_view key) {
+env_export::variable* env_export::find(std::string_view key) {
     for (variable& v : variables_) {
-        if (v.key == key) return v;
+        if (v.key == key) return &v;
     }
+    return nullptr;
+}
+
+env_export::variable& env_export::add(std::string_view key) {
     variable& v = variables_.emplace_back();
     v.key = std::string(key);
     v.name = "__OW_";
@@ -42,8 +64,26 @@ env_export::variable& env_export::variable_of(std::string_view key) {
     return v;
 }
 
-void env_export::set(std::string_view key, std::string_view value) {
-    variable& v = variable_of(key);
+// Whether a name not exported yet may be: upstream's always, others while there is room.
+bool env_export::admits(std::string_view key) {
+    if (is_upstream_name(key)) return true;
+    if (!is_plain_name(key) || others_ >= MAX_OTHER_NAMES) return false;
+    ++others_;
+    return true;
+}
+
+bool env_export::set(std::string_view key, std::string_view value) {
+    const bool fits = value.size() <= MAX_VALUE_BYTES;
+    variable* v = find(key);
+    if (v == nullptr) {
+        if (!fits || !admits(key)) return false;
+        v = &add(key);
+    }
+    write(*v, fits ? value : std::string_view());
+    return fits;
+}
+
+void env_export::write(variable& v, std::string_view value) {
     const size_t value_at = v.name.size() + 1;
     if (v.current >= 0) {
         const char* ours = v.buffers[v.current].text.get();

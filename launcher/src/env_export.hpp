@@ -12,6 +12,13 @@
 // thread reading the environment meanwhile. A value that did not change (the namespace,
 // the action's name, the API host) costs a look through the environment's pointers and no
 // write.
+//
+// Bounded (the request's keys come from the platform in classic mode, but in single-entrypoint
+// mode from any client, and each variable lives as long as the process): upstream's names
+// (api_key, namespace, action_name, action_version, activation_id, transaction_id, deadline,
+// api_host) are always exported; any other only when it is 1 to 64 letters, digits and '_' and
+// fewer than 16 others were exported before; a value is at most 4096 bytes (a longer one is
+// not exported, or empties a variable exported before).
 #pragma once
 
 #include <memory>
@@ -27,10 +34,17 @@ public:
     env_export(const env_export&) = delete;
     env_export& operator=(const env_export&) = delete;
 
+    /// Bounds of the exports (see the top of this file).
+    static constexpr size_t MAX_OTHER_NAMES = 16;
+    static constexpr size_t MAX_NAME_BYTES = 64;
+    static constexpr size_t MAX_VALUE_BYTES = 4096;
+
     /// __OW_<KEY, upper-cased> = `value` from now on (also after the action unset or changed
-    /// it). The buffers stay in the environment: an env_export must outlive every getenv of
-    /// its variables, which is why the launcher's one is never destroyed (env_export::process).
-    void set(std::string_view key, std::string_view value);
+    /// it), within the bounds above: false when `value` was not exported (the variable then
+    /// keeps no value of an earlier activation: it is "" or was never set). The buffers stay
+    /// in the environment: an env_export must outlive every getenv of its variables, which is
+    /// why the launcher's one is never destroyed (env_export::process).
+    bool set(std::string_view key, std::string_view value);
 
     /// The launcher's own, for the whole life of the process.
     static env_export& process();
@@ -47,9 +61,13 @@ private:
         int current = -1;  // the buffer in the environment; -1 before the first set
     };
 
-    variable& variable_of(std::string_view key);
+    variable* find(std::string_view key);
+    variable& add(std::string_view key);
+    bool admits(std::string_view key);
+    void write(variable& v, std::string_view value);
 
     std::vector<variable> variables_;  // a handful: a linear search is the fastest
+    size_t others_ = 0;                // names exported that are not upstream's
 };
 
 }  // namespace actionloop

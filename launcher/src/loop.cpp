@@ -29,6 +29,24 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 std::string error_answer(const std::string& message) { return dump(json{{"error", message}}); }
 
+// The bounds of a request line the json contract parses into a DOM: OW_MAX_JSON_DEPTH and
+// OW_MAX_JSON_MEMBERS of the action's environment (its /init env), read once; the proxy's
+// defaults otherwise. A DOM that deep would make the action's dumps and copies recurse past
+// its stack.
+size_t bound_from_env(const char* name, size_t fallback) {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text < '0' || *text > '9') return fallback;
+    char* end = nullptr;
+    const unsigned long long value = std::strtoull(text, &end, 10);
+    return *end == '\0' ? static_cast<size_t>(value) : fallback;
+}
+
+scan::bounds request_bounds() {
+    static const scan::bounds BOUNDS{bound_from_env("OW_MAX_JSON_DEPTH", 512),
+                                     bound_from_env("OW_MAX_JSON_MEMBERS", 1000000)};
+    return BOUNDS;
+}
+
 // What a std::bad_alloc escaping the action's function is answered with: the activation's
 // error, and the process keeps serving (the unwinding freed what the action held).
 const char* const OUT_OF_MEMORY =
@@ -118,6 +136,12 @@ json take_args(json& request) {
 }  // namespace
 
 std::string handle_request(std::string_view line, const entry_point& entry) {
+    const scan::bounds bounds = request_bounds();
+    if (const scan::excess found = scan::check_bounds(line, bounds); found != scan::excess::none) {
+        const std::string what = "the request " + scan::excess_text(found, bounds);
+        std::cerr << "actionloop: invalid request line: " << what << std::endl;
+        return error_answer("invalid request: " + what);
+    }
     json request;
     try {
         request = json::parse(line.data(), line.data() + line.size());

@@ -44,6 +44,13 @@ bool is_object_or_array(std::string_view line) {
     return is_plain_json_container(line) || nlohmann::json::accept(line.substr(i));
 }
 
+std::optional<std::string> json_bounds_error(std::string_view text, const json_limits& limits) {
+    const scan::bounds limit{limits.max_depth, limits.max_members};
+    const scan::excess found = scan::check_bounds(text, limit);
+    if (found == scan::excess::none) return std::nullopt;
+    return scan::excess_text(found, limit);
+}
+
 std::optional<std::string_view> find_top_level_field(std::string_view body, std::string_view name) {
     auto value = scan::find_member(body, name);
     if (value && value->size() >= 2 && value->front() == '"') {

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "settings.hpp"
+
 namespace actionloop {
 
 /// Copies `body` without its '\n' bytes into `out`, then appends one '\n'.
@@ -21,6 +23,24 @@ bool is_object_or_array(std::string_view line);
 /// without exponent, literals, at most 64 levels deep. False says nothing: the full parser
 /// decides. Never true where nlohmann::json::accept is false (fuzz_framing checks it).
 bool is_plain_json_container(std::string_view text);
+
+/// The bounds of a JSON body that the proxy parses into a DOM (settings OW_MAX_JSON_DEPTH and
+/// OW_MAX_JSON_MEMBERS; the defaults are theirs).
+struct json_limits {
+    size_t max_depth = 512;        // containers open at once: `[]` is 1, `{"a":[1]}` 2
+    size_t max_members = 1000000;  // object members and array elements, every level counted
+};
+
+/// The limits the settings give.
+inline json_limits json_limits_of(const settings& config) {
+    return {config.max_json_depth, config.max_json_members};
+}
+
+/// Why `text` may not be parsed into a DOM, in words a client can act on: "nests deeper than
+/// 512 levels (OW_MAX_JSON_DEPTH)", "has more than 1000000 members (OW_MAX_JSON_MEMBERS)";
+/// nullopt when it is within both. One pass without recursion (scan::check_bounds), before
+/// any parse; the parser then refuses whatever is not JSON.
+std::optional<std::string> json_bounds_error(std::string_view text, const json_limits& limits);
 
 /// The value of a top-level string (or number) field of a JSON object, without parsing the
 /// whole body: nested objects, arrays and strings are skipped. Empty when absent or when

@@ -67,9 +67,10 @@ std::string go_syntax_error(std::string_view body, const json::parse_error& e) {
     return std::string("invalid character '") + c + "' " + context;
 }
 
-json parse_json(std::string_view body) {
+json parse_json(std::string_view body, const json_limits& limits) {
     size_t i = body.find_first_not_of(" \t\r\n");
     if (i == std::string_view::npos) reject("unexpected end of JSON input");
+    if (auto excess = json_bounds_error(body, limits)) reject("the JSON " + *excess);
     char c = body[i];
     if (std::string_view("{[\"-0123456789tfn").find(c) == std::string_view::npos) {
         reject(std::string("invalid character '") + c + "' looking for beginning of value");
@@ -95,8 +96,8 @@ std::string string_field(const json& value, const char* name) {
 
 }  // namespace
 
-init_request parse_init_request(std::string_view body) {
-    json root = parse_json(body);
+init_request parse_init_request(std::string_view body, const json_limits& limits) {
+    json root = parse_json(body, limits);
     init_request request;
     if (root.is_null()) return request;
     if (!root.is_object()) {

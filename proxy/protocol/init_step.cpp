@@ -41,7 +41,7 @@ answer init_locked(action_host& host, const std::string& body) {
         go_log(REINIT);
         return error_answer(FORBIDDEN, REINIT);
     }
-    init_request request = parse_init_request(body);  // throws refusal
+    init_request request = parse_init_request(body, json_limits_of(host.config()));  // or throws
     if (request.code.empty()) return error_answer(FORBIDDEN, NO_CODE);
     const std::string main = request.main.empty() ? "main" : request.main;
     std::string payload = request.binary ? decode_base64(request.code) : std::move(request.code);

@@ -1,4 +1,5 @@
-// The /run path: frame_request, is_object_or_array (the answer check, and its one-pass half),
+// The /run path: frame_request, json_bounds_error (the depth and member count of a body, against
+// nlohmann's counts), is_object_or_array (the answer check, and its one-pass half),
 // find_top_level_field / find_deadline_ms (the deadline lookup that must not parse the whole
 // body) and line_buffer (fd-3 output cut into lines under a cap), against simple models.
 #include <algorithm>
@@ -67,6 +68,52 @@ void check_deadline(std::string_view body) {
     FUZZ_CHECK(found && *found == std::stoll(text));
 }
 
+// The exact depth and member count of a JSON text, from nlohmann's SAX parser (no recursion).
+struct shape_counter : nlohmann::json_sax<nlohmann::json> {
+    size_t depth = 0, deepest = 0, members = 0;
+    bool open() {
+        deepest = std::max(deepest, ++depth);
+        return true;
+    }
+    bool value() {
+        if (depth > 0) ++members;
+        return true;
+    }
+    bool null() override { return value(); }
+    bool boolean(bool) override { return value(); }
+    bool number_integer(number_integer_t) override { return value(); }
+    bool number_unsigned(number_unsigned_t) override { return value(); }
+    bool number_float(number_float_t, const string_t&) override { return value(); }
+    bool string(string_t&) override { return value(); }
+    bool binary(binary_t&) override { return value(); }
+    bool start_object(std::size_t) override { return value() && open(); }
+    bool start_array(std::size_t) override { return value() && open(); }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return --depth, true; }
+    bool end_array() override { return --depth, true; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;
+    }
+};
+
+// check_bounds (the JSON bounds, json_bounds_error) against those counts, for valid JSON: within
+// bounds equal to them, over by one on either side. nlohmann's lexer ends the input at a NUL
+// byte (the bounds count past it, so they only ever refuse more): the text is cut there.
+void check_bounds(std::string_view input) {
+    const std::string_view text = input.substr(0, input.find('\0'));
+    shape_counter shape;
+    if (!nlohmann::json::sax_parse(text, &shape)) return;
+    FUZZ_CHECK(!json_bounds_error(text, {shape.deepest, shape.members}));
+    if (shape.deepest > 0) {
+        const auto excess = json_bounds_error(text, {shape.deepest - 1, shape.members});
+        FUZZ_CHECK(excess && excess->find("OW_MAX_JSON_DEPTH") != std::string::npos);
+    }
+    if (shape.members > 0) {
+        const auto excess = json_bounds_error(text, {shape.deepest, shape.members - 1});
+        FUZZ_CHECK(excess && excess->find("OW_MAX_JSON_MEMBERS") != std::string::npos);
+    }
+}
+
 // Feeds `data` to a line_buffer in chunks whose sizes come from `sizes`, the way the executor
 // reads fd 3, and compares every line and overflow with a model of the same stream.
 void check_lines(std::string_view data, std::string_view sizes, size_t cap) {
@@ -105,6 +152,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_frame(input);
     check_answer(input);
     check_deadline(input);
+    check_bounds(input);
     // The line buffer: first byte the cap, the next 8 chunk sizes, the rest the stream.
     if (size >= 9) {
         check_lines(input.substr(9), input.substr(1, 8), static_cast<unsigned char>(input[0]));

@@ -2,6 +2,7 @@
 #include "protocol/knative/envelope.hpp"
 
 #include <cctype>
+#include <unordered_map>
 
 #include <boost/beast/core/string.hpp>
 
@@ -64,13 +65,45 @@ ordered_json arguments_value(const ordered_json& envelope) {
                       js_type(*it) + "'.");
 }
 
-// The string members of `from` (but `value`) at the top level of the line; later ones win.
-void add_strings(ordered_json& line, const ordered_json& from) {
-    if (!from.is_object()) return;
-    for (const auto& [key, member] : from.items()) {
-        if (key != "value" && member.is_string()) line[key] = member;
+// The top-level string members of the /run line: those of `activation`, then the body's (but
+// `value`); a later one of the same name replaces an earlier one in its place (as ordered_json's
+// operator[] would, but with an index of the names: an envelope may have many).
+class line_strings {
+public:
+    void add_from(const ordered_json& from) {
+        if (!from.is_object()) return;
+        for (const auto& [key, member] : from.items()) {
+            if (key != "value" && member.is_string()) set(key, member.get<std::string>());
+        }
     }
-}
+    // `name` when the line has none, or has "".
+    void default_to(const std::string& name, const std::string& text) {
+        const auto it = index_.find(name);
+        if (it == index_.end() || strings_[it->second].second.empty()) set(name, text);
+    }
+    // {"value": args, the strings...}
+    ordered_json line(ordered_json args) && {
+        ordered_json line = ordered_json::object();
+        auto& members = line.get_ref<ordered_json::object_t&>();
+        members.reserve(strings_.size() + 1);
+        members.emplace_back("value", std::move(args));
+        for (auto& [key, text] : strings_) members.emplace_back(key, std::move(text));
+        return line;
+    }
+
+private:
+    void set(const std::string& name, std::string text) {
+        const auto [it, added] = index_.emplace(name, strings_.size());
+        if (added) {
+            strings_.emplace_back(name, std::move(text));
+        } else {
+            strings_[it->second].second = std::move(text);
+        }
+    }
+
+    std::vector<std::pair<std::string, std::string>> strings_;
+    std::unordered_map<std::string, size_t> index_;
+};
 
 }  // namespace
 
@@ -83,10 +116,13 @@ std::string header_value(const web_request& req, const std::string& name) {
 
 std::string path_of(const std::string& target) { return target.substr(0, target.find('?')); }
 
-ordered_json parse_envelope(const web_request& req) {
+ordered_json parse_envelope(const web_request& req, const json_limits& limits) {
     if (!json_media_type(header_value(req, "Content-Type"))) return ordered_json::object();
     if (req.body.find_first_not_of(" \t\r\n") == std::string::npos) return ordered_json::object();
-    ordered_json envelope = ordered_json::parse(req.body, nullptr, false);
+    if (auto excess = json_bounds_error(req.body, limits)) {
+        throw refusal(PAYLOAD_TOO_LARGE, "The request's JSON " + *excess + ".");
+    }
+    ordered_json envelope = parse_ordered(req.body);
     if (envelope.is_discarded() || !envelope.is_structured()) {
         throw refusal(INTERNAL_ERROR, BAD_REQUEST_TEXT);
     }
@@ -133,14 +169,13 @@ std::string translate_run(const ordered_json& envelope, const web_request& req, 
             for (auto& [key, member] : context.items()) args[key] = member;
         }
     }
-    ordered_json line = {{"value", std::move(args)}};
-    if (has_activation) add_strings(line, *activation);
-    add_strings(line, envelope);
-    auto given = line.find("action_name");
-    if ((given == line.end() || *given == "") && !action_name.empty()) {
-        line["action_name"] = action_name;
-    }
-    return line.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+    line_strings strings;
+    if (has_activation) strings.add_from(*activation);
+    strings.add_from(envelope);
+    if (!action_name.empty()) strings.default_to("action_name", action_name);
+    return std::move(strings)
+        .line(std::move(args))
+        .dump(-1, ' ', false, ordered_json::error_handler_t::replace);
 }
 
 ordered_json query_object(const std::string& target) {

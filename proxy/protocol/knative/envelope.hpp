@@ -10,9 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-namespace actionloop::knative {
+#include "engine/framing.hpp"
+#include "protocol/knative/ordered_parse.hpp"
 
-using ordered_json = nlohmann::ordered_json;  // members in the order received (__ow_body)
+namespace actionloop::knative {
 
 /// The request as the session read it, owned (it goes to a worker).
 struct web_request {
@@ -37,8 +38,11 @@ std::string header_value(const web_request& req, const std::string& name);
 std::string path_of(const std::string& target);
 
 /// The envelope: the body as JSON when the Content-Type is application/json (else, or when
-/// empty or an array, {}). Throws refusal 500 "Bad request." on invalid JSON or a scalar.
-ordered_json parse_envelope(const web_request& req);
+/// empty or an array, {}), members in the order received (__ow_body), read in linear time.
+/// Throws refusal 413 "The request's JSON nests deeper than N levels (OW_MAX_JSON_DEPTH)." or
+/// "… has more than N members (OW_MAX_JSON_MEMBERS)." when the body is over `limits`, checked
+/// before it is parsed; refusal 500 "Bad request." on invalid JSON or a scalar.
+ordered_json parse_envelope(const web_request& req, const json_limits& limits = {});
 
 /// What an `init` member asks for, as a classic /init body plus what the mode keeps.
 struct init_fields {
@@ -50,7 +54,8 @@ struct init_fields {
 /// Throws refusal 500 (binary/raw not a boolean, null, 0 or "") or 403 (no code).
 init_fields translate_init(const ordered_json& init);
 
-/// The classic /run body of a run: {"value": <arguments>, <context strings>...}.
+/// The classic /run body of a run: {"value": <arguments>, <context strings>...}, built in
+/// time linear in the envelope's size.
 /// `raw` and `action_name` belong to the action; `user` is the raw __ow_user. Throws
 /// refusal 403 when `value` is a string, number or boolean.
 std::string translate_run(const ordered_json& envelope, const web_request& req, bool raw,

@@ -69,7 +69,7 @@ void handler::handle(actionloop::request in, reply_fn reply) {
         if (path_of(c->req.target) != "/" || !config_.methods.allows(c->req.method)) {
             return error_response(INTERNAL_ERROR, BAD_REQUEST_TEXT);
         }
-        c->envelope = parse_envelope(c->req);
+        c->envelope = parse_envelope(c->req, json_limits_of(host_.config()));
         needs_init = c->envelope.contains("init") || (config_.dedicated && !runnable_);
         return std::nullopt;
     });
@@ -186,7 +186,8 @@ void handler::run_action(const std::shared_ptr<call>& c) {
                 return;
             }
             finish(*c,
-                   web_response(run.body, header_value(c->req, "Access-Control-Request-Headers")));
+                   web_response(run.body, header_value(c->req, "Access-Control-Request-Headers"),
+                                json_limits_of(host_.config())));
         },
         answer_check::by_caller);  // web_response parses the line: one pass, not two
 }

@@ -10,6 +10,7 @@
 
 #include "protocol/base64.hpp"
 #include "protocol/error_answer.hpp"
+#include "protocol/knative/ordered_parse.hpp"
 #include "protocol/knative/text.hpp"
 #include "protocol/run_step.hpp"
 
@@ -17,7 +18,6 @@ namespace actionloop::knative {
 namespace {
 
 using boost::beast::iequals;
-using ordered_json = nlohmann::ordered_json;
 
 constexpr const char* ALLOW_METHODS = "OPTIONS, GET, DELETE, POST, PUT, HEAD, PATCH";
 constexpr const char* ALLOW_HEADERS =
@@ -99,9 +99,13 @@ void add_cors(answer& r, const std::string& request_headers) {
 
 }  // namespace
 
-answer web_response(const std::string& line, const std::string& request_headers) {
+answer web_response(const std::string& line, const std::string& request_headers,
+                    const json_limits& limits) {
+    if (auto excess = json_bounds_error(line, limits)) {
+        return error_response(BAD_GATEWAY, "The action's answer " + *excess + ".");
+    }
     // The one parse of the answer (run_step left the check to us: answer_check::by_caller).
-    ordered_json payload = ordered_json::parse(line, nullptr, false);
+    ordered_json payload = parse_ordered(line);
     if (payload.is_discarded() || !payload.is_structured()) {
         const answer refused = not_object_answer();
         return classic_response(refused.status, refused.body);

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "engine/framing.hpp"
 #include "protocol/exchange.hpp"
 
 namespace actionloop::knative {
@@ -12,7 +13,11 @@ namespace actionloop::knative {
 /// The action's answer line (a JSON object or array) as the HTTP answer: Content-Type among
 /// the headers (answer.json false), bodyless for 204/304.
 /// `request_headers` is the request's Access-Control-Request-Headers ("" when absent).
-answer web_response(const std::string& line, const std::string& request_headers);
+/// A line over `limits` (checked before it is parsed, which takes linear time) is answered
+/// 502 "The action's answer nests deeper than N levels (OW_MAX_JSON_DEPTH)." (or "has more
+/// than N members (OW_MAX_JSON_MEMBERS)."), as a line that is not an object or array is.
+answer web_response(const std::string& line, const std::string& request_headers,
+                    const json_limits& limits = {});
 
 /// {"error":"<message>"} with application/json, without the classic answer's newline.
 answer error_response(int status, const std::string& message);

@@ -100,3 +100,33 @@ TEST_CASE("env_export: 20,000 distinct activation ids leave the heap as it was, 
     ::unsetenv("__OW_EE_CONTROL_ID");
     CHECK_MESSAGE(control > size_t{ACTIVATIONS} * 50, "setenv grew by only " << control);
 }
+
+TEST_CASE("env_export: upstream's names always, at most 16 others with plain names, values up "
+          "to 4096 bytes") {
+    actionloop::env_export exports;
+    for (int i = 0; i < 20; ++i) {
+        const std::string key = "eb_other_" + std::to_string(i);
+        CHECK(exports.set(key, "v") == (i < 16));
+    }
+    CHECK(env("__OW_EB_OTHER_15") == "v");
+    CHECK(env("__OW_EB_OTHER_16") == "<unset>");
+    CHECK(exports.set("eb_other_3", "again"));  // an exported name stays exported
+    CHECK(env("__OW_EB_OTHER_3") == "again");
+    // Upstream's are exported even now that the others are full.
+    CHECK(exports.set("activation_id", "a1"));
+    CHECK(env("__OW_ACTIVATION_ID") == "a1");
+    // Names no variable should have.
+    actionloop::env_export fresh;
+    for (const char* key : {"", "a=b", "a b", "x\ny", "ünï", "-dash"}) {
+        CHECK_FALSE(fresh.set(key, "v"));
+    }
+    CHECK_FALSE(fresh.set(std::string(65, 'k'), "v"));
+    CHECK(fresh.set(std::string(64, 'k'), "v"));
+    // A value too long: not exported; for a variable exported before, emptied.
+    CHECK_FALSE(fresh.set("eb_long", std::string(4097, 'x')));
+    CHECK(env("__OW_EB_LONG") == "<unset>");
+    CHECK(fresh.set("eb_long", std::string(4096, 'x')));
+    CHECK(env("__OW_EB_LONG").size() == 4096);
+    CHECK_FALSE(fresh.set("eb_long", std::string(4097, 'x')));
+    CHECK(env("__OW_EB_LONG").empty());
+}

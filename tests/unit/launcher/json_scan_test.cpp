@@ -163,3 +163,58 @@ TEST_CASE("json_scan reader: the plain subset refuses what it does not check its
     CHECK(reads(std::string(64, '[') + std::string(64, ']'), plain));
     CHECK_FALSE(reads(std::string(65, '[') + std::string(65, ']'), plain));
 }
+
+// check_bounds: the depth and member count of a text, before any DOM is built.
+namespace {
+
+actionloop::scan::excess bounds_of(std::string_view text, size_t depth, size_t width) {
+    return actionloop::scan::check_bounds(text, {depth, width});
+}
+
+}  // namespace
+
+TEST_CASE("json_scan: check_bounds counts containers open at once, exactly") {
+    using actionloop::scan::excess;
+    CHECK(bounds_of("1", 0, 0) == excess::none);
+    CHECK(bounds_of("\"[[[\"", 0, 0) == excess::none);  // brackets in strings do not count
+    CHECK(bounds_of("[]", 0, 10) == excess::depth);
+    CHECK(bounds_of("[]", 1, 10) == excess::none);
+    CHECK(bounds_of("{\"a\":[1]}", 1, 10) == excess::depth);
+    CHECK(bounds_of("{\"a\":[1]}", 2, 10) == excess::none);
+    CHECK(bounds_of("[[],[],[]]", 2, 10) == excess::none);  // siblings are not nesting
+    CHECK(bounds_of(" { \"a\" : { \"b\" : { } } } ", 3, 10) == excess::none);
+    CHECK(bounds_of(" { \"a\" : { \"b\" : { } } } ", 2, 10) == excess::depth);
+    CHECK(bounds_of("[\"\\\"[[[\",[]]", 2, 10) == excess::none);  // an escaped quote
+    // A million levels: one pass, no recursion, stopped at the first level too many.
+    const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+    CHECK(bounds_of(deep, 512, 2000000) == excess::depth);
+    CHECK(bounds_of(deep, 1000000, 2000000) == excess::none);
+}
+
+TEST_CASE("json_scan: check_bounds counts members and elements at every level") {
+    using actionloop::scan::excess;
+    CHECK(bounds_of("{}", 5, 0) == excess::none);
+    CHECK(bounds_of("[ ]", 5, 0) == excess::none);
+    CHECK(bounds_of("[0]", 5, 0) == excess::members);
+    CHECK(bounds_of("[0]", 5, 1) == excess::none);
+    CHECK(bounds_of("{\"a\":[1,2]}", 5, 3) == excess::none);
+    CHECK(bounds_of("{\"a\":[1,2]}", 5, 2) == excess::members);
+    CHECK(bounds_of("{\"a,b\":\"c,d\",\"e\":{}}", 5, 2) == excess::none);  // commas in strings
+    CHECK(bounds_of("[[],[],[]]", 5, 3) == excess::none);
+    CHECK(bounds_of("[[],[],[]]", 5, 2) == excess::members);
+    CHECK(bounds_of("[[1],[2,3]]", 5, 5) == excess::none);
+    CHECK(bounds_of("[[1],[2,3]]", 5, 4) == excess::members);
+    // Not JSON: nothing counted past an unterminated string; the parser refuses it later.
+    CHECK(bounds_of("[\"", 0, 0) == excess::depth);
+    CHECK(bounds_of("\"[[[", 0, 0) == excess::none);
+}
+
+TEST_CASE("json_scan: excess_text names the setting and its value") {
+    using actionloop::scan::excess;
+    using actionloop::scan::excess_text;
+    CHECK(excess_text(excess::depth, {512, 7}) ==
+          "nests deeper than 512 levels (OW_MAX_JSON_DEPTH)");
+    CHECK(excess_text(excess::members, {512, 7}) ==
+          "has more than 7 members (OW_MAX_JSON_MEMBERS)");
+    CHECK(excess_text(excess::none, {512, 7}).empty());
+}

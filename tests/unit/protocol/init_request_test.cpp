@@ -41,3 +41,19 @@ TEST_CASE("init bodies decode like upstream, with Go's error texts") {
           "Error unmarshaling request: json: cannot unmarshal string into Go struct field "
           "initBodyRequest.value.binary of type bool");
 }
+
+TEST_CASE("init bodies over the JSON bounds are refused before they are parsed") {
+    const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+    CHECK(error_of(R"({"value":{"code":"x","env":{"X":)" + deep + "}}}") ==
+          "Error unmarshaling request: the JSON nests deeper than 512 levels (OW_MAX_JSON_DEPTH)");
+    try {
+        parse_init_request(R"({"value":{"code":"x","env":{"A":"1","B":"2"}}})", {3, 4});
+        FAIL("not refused");
+    } catch (const refusal& e) {
+        CHECK(e.status() == 400);
+        CHECK(std::string(e.what()) ==
+              "Error unmarshaling request: the JSON has more than 4 members (OW_MAX_JSON_MEMBERS)");
+    }
+    CHECK(parse_init_request(R"({"value":{"code":"x","env":{"A":"1","B":"2"}}})", {3, 5}).env ==
+          nlohmann::json{{"A", "1"}, {"B", "2"}});
+}

@@ -277,3 +277,99 @@ TEST_CASE("knative: headers that cannot be sent are dropped") {
     CHECK(header_of(r, "Bad Name") == "<absent>");
     CHECK(header_of(r, "X-Ok") == "fine");
 }
+
+// The JSON bounds and the linear-time reader (protocol/knative/ordered_parse.hpp).
+namespace {
+
+std::string wide_text(size_t members, const std::string& repeated = "") {
+    std::string text = "{";
+    for (size_t i = 0; i < members; ++i) {
+        text += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+    }
+    return text + repeated + "\"last\":true}";
+}
+
+}  // namespace
+
+TEST_CASE("knative: parse_ordered reads what ordered_json::parse reads, in linear time") {
+    const std::vector<std::string> texts = {
+        "{}",
+        "[]",
+        "1",
+        "\"s\"",
+        "null",
+        R"({"b":1,"a":[true,null,{"c":"d"}],"e":-1.5e3})",
+        R"({"a":1,"b":2,"a":3})",                       // a repeated key: first place, last value
+        wide_text(40, "\"k3\":\"again\",\"k39\":{},"),  // the same past the index threshold
+        R"({"a":{"x":1,"x":{"y":[1,2]}},"b":[{"z":0,"z":1}]})",
+        "18446744073709551615",
+        "-0",
+        "{\"u\":\"\\u00e9\\ud83d\\ude00\"}"};
+    for (const std::string& text : texts) {
+        const ordered_json expected = ordered_json::parse(text);
+        const ordered_json got = parse_ordered(text);
+        CHECK_MESSAGE(got == expected, text);
+        CHECK(got.dump() == expected.dump());  // the same order of members
+    }
+    for (const std::string bad :
+         {"", "{", "[1,]", "{\"a\"}", "1 2", "1e999", "\"\\ud800\"", "\"\xff\"", "{\"a\":1}x"}) {
+        CHECK_MESSAGE(parse_ordered(bad).is_discarded(), bad);
+    }
+    // 200,000 keys: ordered_json::parse takes minutes; here a fraction of a second.
+    const std::string wide = wide_text(200000);
+    const ordered_json parsed = parse_ordered(wide);
+    CHECK(parsed.size() == 200001);
+    CHECK(parsed.begin().key() == "k0");
+    CHECK(parsed["k199999"] == 199999);
+}
+
+TEST_CASE("knative: an envelope over the JSON bounds is refused with 413 before it is parsed") {
+    std::string message;
+    const std::string deep = std::string(300000, '[') + std::string(300000, ']');
+    CHECK(status_thrown([&] { parse_envelope(post_json("{\"value\":" + deep + "}")); }, message) ==
+          413);
+    CHECK(message == "The request's JSON nests deeper than 512 levels (OW_MAX_JSON_DEPTH).");
+    CHECK(status_thrown(
+              [&] {
+                  parse_envelope(post_json(wide_text(10)), {512, 10});
+              },
+              message) == 413);
+    CHECK(message == "The request's JSON has more than 10 members (OW_MAX_JSON_MEMBERS).");
+    CHECK(parse_envelope(post_json(wide_text(10)), {1, 11}).size() == 11);
+    // Not JSON by its Content-Type: not parsed, so not bounded.
+    web_request text = post_json("{\"value\":" + deep + "}");
+    text.headers[1].second = "text/plain";
+    CHECK(parse_envelope(text) == ordered_json::object());
+}
+
+TEST_CASE("knative: the /run line's strings, many and repeated, in their first place") {
+    std::string activation = "{";
+    for (int i = 0; i < 50000; ++i) activation += "\"s" + std::to_string(i) + "\":\"a\",";
+    activation += "\"n\":1}";
+    const ordered_json envelope = parse_ordered(R"({"s7":"top","activation":)" + activation +
+                                                R"(,"value":{"x":1},"s0":"body"})");
+    const ordered_json line =
+        parse_ordered(translate_run(envelope, post_json(""), false, "act", ""));
+    CHECK(line.size() == 1 + 50000 + 1);  // value, the strings, action_name
+    CHECK(line.begin().key() == "value");
+    CHECK(std::next(line.begin()).key() == "s0");
+    CHECK(line["s0"] == "body");  // the body's replaces the activation's, in its place
+    CHECK(line["s7"] == "top");
+    CHECK(line["s49999"] == "a");
+    CHECK(line["action_name"] == "act");
+}
+
+TEST_CASE("knative: an answer over the JSON bounds is a 502, before it is parsed") {
+    const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+    const answer refused = web_response(deep, "");
+    CHECK(refused.status == 502);
+    CHECK(refused.body ==
+          R"({"error":"The action's answer nests deeper than 512 levels (OW_MAX_JSON_DEPTH)."})");
+    const answer wide = web_response(wide_text(5), "", {512, 5});
+    CHECK(wide.status == 502);
+    CHECK(wide.body ==
+          R"({"error":"The action's answer has more than 5 members (OW_MAX_JSON_MEMBERS)."})");
+    const answer page = web_response(R"({"body":"hi","statusCode":201})", "", {1, 2});
+    CHECK(page.status == 201);
+    CHECK(page.body == "hi");
+}

@@ -9,6 +9,8 @@
 //           strings as views into the text unless escaped. For text nothing else checks: the
 //           alert actions' batches (actions/alerts/core/batch_text.cpp), and, in its `plain`
 //           subset, the proxy's one-pass check of an answer (framing.cpp).
+// and, lexed as skim does, check_bounds: the depth and member count of a text before a DOM is
+// built from it (the proxy's bodies, framing.cpp json_bounds_error; the launcher's line).
 // Header-only; installed with the SDK so that actions built from their sources by `compile`
 // (the alert monitor is one) find it. tests/unit/launcher/json_scan_test.cpp; the fuzz targets
 // compare both modes with nlohmann::json.
@@ -146,6 +148,58 @@ inline std::optional<std::string_view> find_member(std::string_view line, std::s
         return true;
     });
     return found;
+}
+
+/// The size of a JSON text that a DOM may be built from: how deeply it nests (the containers
+/// open at once: `[]` is 1, `{"a":[1]}` is 2, a scalar 0) and how many members it has (object
+/// members plus array elements, at every level: `{"a":[1,2]}` has 3).
+struct bounds {
+    size_t depth;
+    size_t members;
+};
+
+enum class excess { none, depth, members };
+
+/// Whether `text` goes past `limit`, found without a DOM and without recursion: one pass
+/// (strings skipped as in skim), stopping at the first container too deep or the first member
+/// too many. Validates nothing: a text that is not JSON may pass, and the parser that follows
+/// refuses it; for JSON, the counts are exact.
+inline excess check_bounds(std::string_view s, bounds limit) {
+    size_t depth = 0;
+    size_t members = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (c == '"') {
+            i = skip_string(s, i);
+            if (i == npos) return excess::none;  // unterminated: the parser's to refuse
+            --i;
+        } else if (c == '{' || c == '[') {
+            if (++depth > limit.depth) return excess::depth;
+            const size_t next = skip_space(s, i + 1);
+            // A member starts here unless the container is empty.
+            if (next < s.size() && s[next] != '}' && s[next] != ']' && ++members > limit.members) {
+                return excess::members;
+            }
+        } else if (c == '}' || c == ']') {
+            if (depth > 0) --depth;
+        } else if (c == ',' && depth > 0 && ++members > limit.members) {
+            return excess::members;
+        }
+    }
+    return excess::none;
+}
+
+/// The words for an excess of check_bounds, after the name of the text: "nests deeper than
+/// 512 levels (OW_MAX_JSON_DEPTH)", "has more than 1000000 members (OW_MAX_JSON_MEMBERS)"
+/// (the settings of the proxy and of the launcher that bound them), "" for none.
+inline std::string excess_text(excess e, bounds limit) {
+    if (e == excess::depth) {
+        return "nests deeper than " + std::to_string(limit.depth) + " levels (OW_MAX_JSON_DEPTH)";
+    }
+    if (e == excess::members) {
+        return "has more than " + std::to_string(limit.members) + " members (OW_MAX_JSON_MEMBERS)";
+    }
+    return {};
 }
 
 /// Thrown by reader: "<context>invalid JSON at offset N: <what>".
