@@ -8,6 +8,7 @@
 #include "alert_test_util.hpp"
 #include "redis/redis_records.hpp"
 #include "redis/redis_store.hpp"
+#include "redis_container.hpp"
 #include "redis_server.hpp"
 #include "runtime/redis_url.hpp"
 
@@ -37,35 +38,6 @@ struct record_copy : record_sink {
     std::uint32_t last_id = 0;
     std::vector<std::string> regions;
     std::vector<double> alerts;
-};
-
-// One container: its own core and store, on the shared server.
-struct container {
-    explicit container(const redis_server& server, std::function<void()> before_commit = {},
-                       std::chrono::milliseconds timeout = std::chrono::milliseconds(2000))
-        : harness(), store(options(server, std::move(before_commit), timeout)) {}
-
-    static redis_store_options options(const redis_server& server, std::function<void()> hook,
-                                       std::chrono::milliseconds timeout) {
-        redis_store_options o;
-        o.url = parse_redis_url(server.url());
-        o.before_commit = std::move(hook);
-        o.timeout = timeout;
-        return o;
-    }
-    std::vector<std::string> run(const std::vector<etag>& batch, double now) {
-        const batch_result r = store.process(harness.core, batch, now);
-        std::vector<std::string> out;
-        for (const notification& n : r.notifications) {
-            out.push_back(std::string(name_of(n.type)) + " " +
-                          std::string(harness.core.device_id(n.device)));
-        }
-        stats = r.stats;
-        return out;
-    }
-    core_harness harness;
-    redis_store store;
-    batch_stats stats;
 };
 
 using strings = std::vector<std::string>;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "../core/state_store.hpp"
+#include "damaged_keys.hpp"
 #include "redis_client.hpp"
 
 namespace alerts {
@@ -79,6 +80,7 @@ struct redis_store_counters {
     std::uint64_t failover_retries = 0;  // attempts retried after a redis_unavailable
     std::uint64_t waits = 0;             // WAITs after commits
     std::uint64_t wait_failures = 0;     // WAITs the replicas did not confirm in time
+    std::uint64_t damaged = 0;  // keys skipped or replaced as not the store's (damaged_keys.hpp)
 };
 
 class redis_store : public state_store {
@@ -148,7 +150,14 @@ private:
     void list_second_reads(const alert_core& core, bool knowledge_held, const redisReply* due);
     void add_due_device(std::string_view key);
     void read_second(alert_core& core);
-    void restore(alert_core& core, const batch_device& d, const redisReply* value);
+    void restore(alert_core& core, std::uint32_t position, const redisReply* value);
+    void keep_damaged_texts(alert_core& core);
+    void forget_conflicting(const alert_core& core, const redisReply* indices,
+                            const std::vector<std::uint32_t>& devices);
+    void note_replaced(const alert_core& core, const redisReply* indices,
+                       const std::vector<std::uint32_t>& devices);
+    std::string key_at(const alert_core& core, std::size_t index,
+                       const std::vector<std::uint32_t>& devices) const;
     void remember_touched(const alert_core& core);
     bool commit_changes(const alert_core& core, batch_result& result);
     void append_outbox_args(const alert_core& core, const batch_result& result);
@@ -210,6 +219,15 @@ private:
     double batch_max_ts_ = 0;                   // the batch's latest ts (due devices read up to it)
     std::vector<std::uint32_t> checks_;         // positions in devices_: compared, not written
     std::vector<std::uint32_t> due_positions_;  // positions in devices_ of the due devices
+
+    // Damaged keys (docs/alerts.md, "Damaged keys"): this attempt's, and the device keys whose
+    // text is no record (position in devices_, the text as read: what the commit compares).
+    damaged_keys damaged_;
+    struct damaged_text {
+        std::uint32_t position = 0;
+        std::string_view text;
+    };
+    std::vector<damaged_text> damaged_texts_;
 };
 
 }  // namespace alerts
