@@ -68,6 +68,8 @@ TEST_CASE("redis: device keys and records round-trip exactly") {
     CHECK(account == "acc:1");
     CHECK(device == "dev 2");
     CHECK_FALSE(parse_redis_device_key("other:", key, account, device));
+    CHECK_FALSE(parse_redis_device_key("alerts:", "alerts:d:05:acct:1:dev 2", account, device));
+    CHECK(parse_redis_device_key("alerts:", "alerts:d:0::dev", account, device));
     CHECK(redis_id_key("p:", 0xabcULL) == "p:i:0000000000000abc");
 
     redis_value_encoder encoder;
