@@ -38,7 +38,7 @@ strings lines_of(const std::string& text) {
     return out;
 }
 
-const std::string CAM1 = "alerts:d:5:acct1:cam1";
+constexpr const char* CAM1 = "alerts:d:5:acct1:cam1";
 
 }  // namespace
 
@@ -64,7 +64,7 @@ TEST_CASE("redis: a foreign due member or an undecodable record is skipped, the 
         CHECK(lines[1].rfind("alerts: redis: skipped 'garbage\\r\\nalerts: injected line': ", 0) ==
               0);
         CHECK(lines[2] ==
-              "alerts: redis: skipped '" + CAM1 +
+              "alerts: redis: skipped '" + std::string(CAM1) +
                   "': holds no device record (decided as a device never seen; its next change "
                   "replaces it)");
     }
@@ -90,7 +90,7 @@ TEST_CASE("redis: a device key of another type is replaced by the device's first
                 T0)
               .empty());
     CHECK(a.stats.damaged == 1);
-    CHECK(err.text() == "alerts: redis: skipped '" + CAM1 +
+    CHECK(err.text() == "alerts: redis: skipped '" + std::string(CAM1) +
                             "': was no string (another type): replaced by the device's record\n");
     CHECK(server.command({"TYPE", CAM1}) == "string");
     CHECK(a.run({}, T0 + 300) == strings{"Offline cam1", "Offline cam2"});

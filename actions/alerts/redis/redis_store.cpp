@@ -733,6 +733,25 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     const std::size_t numkeys = 4 + n + c + changes.ids.size();
     command_.clear();
     resp_arg(command_, std::to_string(numkeys));
+    append_commit_keys(core, devices, changes.ids);
+    resp_arg(command_, std::to_string(n));
+    resp_arg(command_, std::to_string(options_.id_ttl));
+    resp_arg(command_, log_length_);
+    resp_arg(command_, std::to_string(m));
+    resp_arg(command_, std::to_string(options_.outbox_maxlen));
+    resp_arg(command_, std::to_string(options_.outbox_trim_above));
+    resp_arg(command_, std::to_string(c));
+    append_record_args(core, devices);
+    if (m > 0) append_outbox_args(core, result);
+    const redis_reply reply = run_commit(2 + 1 + numkeys + 7 + 3 * n + 2 * c + 2 * m);
+    return take_commit_reply(core, reply.get(), devices, m, result);
+}
+
+// The commit's KEYS after the four shared ones: the written devices', the checked ones', the
+// ids'.
+void redis_store::append_commit_keys(const alert_core& core,
+                                     const std::vector<std::uint32_t>& devices,
+                                     const std::vector<std::uint64_t>& ids) {
     resp_arg(command_, due_key_);
     resp_arg(command_, devices_key_);
     resp_arg(command_, log_key_);
@@ -744,18 +763,17 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     for (std::uint32_t at : checks_) {
         resp_device_key(command_, options_.prefix, devices_[at].account, devices_[at].device);
     }
-    for (std::uint64_t id : changes.ids) {
+    for (std::uint64_t id : ids) {
         resp_count(command_, '$', options_.prefix.size() + 18);
         append_redis_id_key(command_, options_.prefix, id);
         command_.append("\r\n");
     }
-    resp_arg(command_, std::to_string(n));
-    resp_arg(command_, std::to_string(options_.id_ttl));
-    resp_arg(command_, log_length_);
-    resp_arg(command_, std::to_string(m));
-    resp_arg(command_, std::to_string(options_.outbox_maxlen));
-    resp_arg(command_, std::to_string(options_.outbox_trim_above));
-    resp_arg(command_, std::to_string(c));
+}
+
+// Per written device: its record as read, the new one and its due time; per checked device:
+// its record as read and its due time.
+void redis_store::append_record_args(const alert_core& core,
+                                     const std::vector<std::uint32_t>& devices) {
     redis_value_encoder encoder;
     for (std::uint32_t d : devices) {
         auto it = read_.find(d);
@@ -780,10 +798,12 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         if (due < std::numeric_limits<double>::infinity()) append_redis_number(record_, due);
         resp_arg(command_, record_);
     }
-    if (m > 0) append_outbox_args(core, result);
-    const std::size_t args = 2 + 1 + numkeys + 7 + 3 * n + 2 * c + 2 * m;
-    // EVALSHA of the script loaded on this connection; should Redis have lost it (SCRIPT
-    // FLUSH), EVAL in the same attempt (which loads it again).
+}
+
+// EVALSHA of the script loaded on this connection, with command_ as its arguments (`args` in
+// all); should Redis have lost it (SCRIPT FLUSH), EVAL in the same attempt (which loads it
+// again). An error reply throws.
+redis_reply redis_store::run_commit(std::size_t args) {
     resp_head(head_, args, "EVALSHA");
     resp_arg(head_, script_sha_);
     client_.append_resp({head_, command_});
@@ -797,7 +817,13 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         reply = std::move(client_.replies(1)[0]);
     }
     if (reply->type == REDIS_REPLY_ERROR) client_.error_reply(std::string(reply->str, reply->len));
-    const redisReply* r = reply.get();
+    return reply;
+}
+
+// The script's reply (redis_scripts.hpp): false when a record changed since it was read.
+bool redis_store::take_commit_reply(const alert_core& core, const redisReply* r,
+                                    const std::vector<std::uint32_t>& devices, std::size_t m,
+                                    batch_result& result) {
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
         throw redis_error("redis: unexpected reply to the commit script");
     }

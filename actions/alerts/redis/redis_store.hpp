@@ -160,6 +160,13 @@ private:
                        const std::vector<std::uint32_t>& devices) const;
     void remember_touched(const alert_core& core);
     bool commit_changes(const alert_core& core, batch_result& result);
+    void append_commit_keys(const alert_core& core, const std::vector<std::uint32_t>& devices,
+                            const std::vector<std::uint64_t>& ids);
+    void append_record_args(const alert_core& core, const std::vector<std::uint32_t>& devices);
+    redis_reply run_commit(std::size_t args);
+    bool take_commit_reply(const alert_core& core, const redisReply* r,
+                           const std::vector<std::uint32_t>& devices, std::size_t m,
+                           batch_result& result);
     void append_outbox_args(const alert_core& core, const batch_result& result);
     void warn_dropped(std::uint64_t dropped);
 
