@@ -157,7 +157,7 @@ TEST_CASE("redis: a commit refused for a damaged shared key writes nothing") {
          {"DEL", "alerts:outbox"},
          "alerts:outbox is a string, not a stream"},
         {"outbox with no id left",
-         {"XADD", "alerts:outbox", "18446744073709551615-18446744073709551615", "k", "v"},
+         {"XADD", "alerts:outbox", "18446744073709551615-18446744073709551000", "k", "v"},
          {"DEL", "alerts:outbox"},
          "alerts:outbox has no stream id left"},
         {"device counter that is no number",
@@ -184,6 +184,25 @@ TEST_CASE("redis: a commit refused for a damaged shared key writes nothing") {
         CHECK(a.run({motion("cam1", T0, "door", 0.9, "m1")}, T0 + 1) == strings{"Alert cam1"});
         CHECK(server.command({"XLEN", "alerts:outbox"}) == "1");
     }
+}
+
+// The creations log is only a hint for the readers: a commit whose log entry cannot be added
+// (no id left) goes through, and a reader that followed the log stops trusting it.
+TEST_CASE("redis: a creations log with no id left does not stop a commit") {
+    redis_server server;
+    container a(server), b(server);
+    CHECK(b.run({heartbeat("cam2", T0, device_state::online)}, T0).empty());  // cam2: no record
+    server.command(
+        {"XADD", "alerts:created", "18446744073709551615-18446744073709551615", "k", "v"});
+    CHECK(a.run({motion("cam1", T0 + 1, "door", 0.9, "m1"),
+                 status("cam2", T0 + 1, device_state::offline, "s1")},
+                T0 + 1) == strings{"Alert cam1"});
+    CHECK(server.command({"XLEN", "alerts:outbox"}) == "1");
+    CHECK(server.command({"GET", "alerts:devices"}) == "2");
+    // B knew cam2 without a record; the counter is ahead of the log: B reads cam2 again.
+    CHECK(b.run({status("cam2", T0 + 2, device_state::online, "s2")}, T0 + 2).empty());
+    CHECK(b.store.counters().log_resets == 1);
+    CHECK(b.run({}, T0 + 400).empty());  // the flap cancelled the hold: no Offline
 }
 
 // maxmemory with noeviction: Redis refuses a script's write only while the script has written

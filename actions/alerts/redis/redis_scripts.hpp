@@ -14,16 +14,18 @@
 //
 // All or nothing (docs/alerts.md, "All or nothing"): Redis does not undo a script that fails
 // half-way, so the script is in two parts. The first only reads and checks: the records
-// (compare-and-set), the types of the four shared keys, the device counter, the streams' last
-// ids, its own arguments; any surprise answers an error before the first write. The second
-// only writes, with commands that cannot fail on what the first checked: SET (any type),
-// ZADD/ZREM on a sorted set (or none) with checked scores, INCRBY on a checked counter, XADD
-// on a stream (or none) with room for a new id, and no Lua limit in reach (every call has a
-// fixed number of arguments but the creations log's XADD, which takes at most 1,000 keys: 2,010
-// values, where Lua's unpack stops near 8,000). Redis itself refuses a script's write for lack of
-// memory (maxmemory), a read-only replica or a failed disk only while the script has written
-// nothing. A device key of another type (not a string: MGET read it as no record) counts as no
-// record: the first change of that device replaces it, and the reply names it.
+// (compare-and-set), the types of the due set, the device counter and the outbox, the
+// counter's value, the outbox's last id, its own arguments; any surprise answers an error before
+// the first write. The second only writes, with commands that cannot fail on what the first
+// checked: SET (any type), ZADD/ZREM on a sorted set (or none) with checked scores, INCRBY on a
+// checked counter, XADD on an outbox stream (or none) with room for a new id, and no Lua limit in
+// reach (every call has a fixed number of arguments but the creations log's XADD, which takes at
+// most 1,000 keys: 2,010 values, where Lua's unpack stops near 8,000). The creations log's
+// XADD may fail (the log is no stream, or has no id left) without harm: it is a pcall, the
+// counter is then ahead of the log, and the readers stop trusting the log (redis_store.cpp).
+// Redis itself refuses a script's write for lack of memory (maxmemory) only while the script
+// has written nothing. A device key of another type (not a string: MGET read it as no record)
+// counts as no record: the first change of that device replaces it, and the reply names it.
 //
 // Every commit that creates records appends entries to the creations log (a stream), each
 // naming at most 1,000 keys: n = the device counter after it, c = how many it created,
@@ -94,7 +96,7 @@ local function stream_full(k)
   local info = redis.call('XINFO', 'STREAM', KEYS[k])
   for j = 1, #info, 2 do
     if info[j] == 'last-generated-id' then
-      return info[j + 1] == '18446744073709551615-18446744073709551615'
+      return string.find(info[j + 1], '18446744073709551615-', 1, true) == 1
     end
   end
   return false
@@ -106,8 +108,8 @@ local function wrong(k, want, full)
   if full and full(k) then return KEYS[k] .. ' has no stream id left' end
   return nil
 end
-local problem = wrong(1, 'zset') or (#created > 0 and (wrong(2, 'string') or
-  wrong(3, 'stream', stream_full))) or (m > 0 and wrong(4, 'stream', stream_full))
+local problem = wrong(1, 'zset') or (#created > 0 and wrong(2, 'string')) or
+  (m > 0 and wrong(4, 'stream', stream_full))
 if problem then return refuse(problem) end
 local counter = redis.pcall('GET', KEYS[2])
 local total = type(counter) == 'string' and integer(counter) or nil
@@ -142,7 +144,7 @@ for from = 1, #created, chunk do
     entry[#entry + 1] = 'k'
     entry[#entry + 1] = created[i]
   end
-  redis.call(unpack(entry))
+  redis.pcall(unpack(entry))  -- failed (not a stream, no id left): the readers reset
 end
 local dropped = 0
 if m > 0 then
