@@ -112,3 +112,21 @@ TEST_CASE("redis: junk at a device this process knew without a record does not b
     CHECK(a.stats.damaged == 1);
     CHECK(a.run({}, T0 + 302) == strings{"Offline cam1"});
 }
+
+// A camera's commit compares its bridge's record as read (docs/alerts.md, "Bridges"): a bridge
+// whose text is no record is compared as that text, not as no record, so the camera's change
+// goes through.
+TEST_CASE("redis: a bridge whose record is damaged does not block its cameras") {
+    nlohmann::json config = sample_config();
+    config["accounts"]["acct1"]["devices"]["bridge1"] = nlohmann::json::object();
+    config["accounts"]["acct1"]["devices"]["cam1"]["bridge"] = "bridge1";
+    redis_server server;
+    container a(server, {}, std::chrono::milliseconds(2000), config);
+    server.command({"SET", "alerts:d:5:acct1:bridge1", "junk"});
+    captured_stderr err;
+    CHECK(a.run({status("cam1", T0, device_state::offline, "s1")}, T0).empty());
+    CHECK(a.stats.damaged == 1);
+    CHECK(a.store.counters().conflicts == 0);
+    CHECK(a.run({}, T0 + 300) == strings{"Offline cam1"});
+    CHECK(server.command({"GET", "alerts:d:5:acct1:bridge1"}) == "junk");  // only compared
+}

@@ -635,7 +635,7 @@ void redis_store::restore(alert_core& core, std::uint32_t position, const redisR
         damaged_.add(redis_device_key(options_.prefix, d.account, d.device),
                      "holds no device record (decided as a device never seen; its next change "
                      "replaces it)");
-        damaged_texts_.push_back({position, text});
+        damaged_texts_.emplace(position, text);
         return;
     }
     if (restorer.device == string_interner::npos) return;  // its account left the config
@@ -647,13 +647,20 @@ void redis_store::restore(alert_core& core, std::uint32_t position, const redisR
 // After process(): a device whose text is no record and that the core now knows (the batch
 // named it) is compared against that text by the commit, which replaces it.
 void redis_store::keep_damaged_texts(alert_core& core) {
-    for (const damaged_text& t : damaged_texts_) {
-        const batch_device& d = devices_[t.position];
+    for (const auto& [position, text] : damaged_texts_) {
+        const batch_device& d = devices_[position];
         const std::uint32_t index = core.find_device(d.account, d.device, d.hash);
         if (index == string_interner::npos) continue;
-        read_.emplace(index, t.text);
+        read_.emplace(index, text);
         mark(index, PRESENT);
     }
+}
+
+// The text of the device at `at` in devices_ when it was no record ("": it was none, or one):
+// a checked device the core does not know is compared as that text.
+std::string_view redis_store::damaged_text_at(std::uint32_t at) const {
+    const auto it = damaged_texts_.find(at);
+    return it == damaged_texts_.end() ? std::string_view() : it->second;
 }
 
 // The commit's key at `index` (1-based, as the script counts): a written device, then a checked
@@ -791,7 +798,7 @@ void redis_store::append_record_args(const alert_core& core,
         const batch_device& d = devices_[at];
         const std::uint32_t index = core.find_device(d.account, d.device, d.hash);
         auto it = index == string_interner::npos ? read_.end() : read_.find(index);
-        resp_arg(command_, it == read_.end() ? std::string_view() : it->second);
+        resp_arg(command_, it == read_.end() ? damaged_text_at(at) : it->second);
         record_.clear();
         const double due = index == string_interner::npos ? std::numeric_limits<double>::infinity()
                                                           : core.next_due(index);

@@ -152,6 +152,7 @@ private:
     void read_second(alert_core& core);
     void restore(alert_core& core, std::uint32_t position, const redisReply* value);
     void keep_damaged_texts(alert_core& core);
+    std::string_view damaged_text_at(std::uint32_t at) const;
     void forget_conflicting(const alert_core& core, const redisReply* indices,
                             const std::vector<std::uint32_t>& devices);
     void note_replaced(const alert_core& core, const redisReply* indices,
@@ -228,13 +229,9 @@ private:
     std::vector<std::uint32_t> due_positions_;  // positions in devices_ of the due devices
 
     // Damaged keys (docs/alerts.md, "Damaged keys"): this attempt's, and the device keys whose
-    // text is no record (position in devices_, the text as read: what the commit compares).
+    // text is no record (position in devices_ -> the text as read: what the commit compares).
     damaged_keys damaged_;
-    struct damaged_text {
-        std::uint32_t position = 0;
-        std::string_view text;
-    };
-    std::vector<damaged_text> damaged_texts_;
+    std::unordered_map<std::uint32_t, std::string_view> damaged_texts_;
 };
 
 }  // namespace alerts
