@@ -642,8 +642,9 @@ notes outbox_notes(const redis_server& server) {
         while (std::getline(lines, id) && std::getline(lines, key_name) &&
                std::getline(lines, key) && std::getline(lines, n_name) &&
                std::getline(lines, text)) {
-            CHECK(json::parse(text).at("dedupKey") == key);
-            out.insert(json::parse(text).dump());
+            const json n = json::parse(text);
+            CHECK(n.at("dedupKey") == key);
+            out.insert(n.dump());
             from = "(" + id;
             ++read;
         }
@@ -652,28 +653,24 @@ notes outbox_notes(const redis_server& server) {
 }
 
 // A site outage: every camera offline at once, the holds matured, all of them back, the
-// Onlines matured, then motion on all of them; as `parts` batches per step.
-struct outage_steps {
-    struct step {
-        json etags;
-        double now;
+// Onlines matured, then motion on all of them; as `parts` batches per step (their values'
+// text).
+strings outage_steps(const big_site& site, std::size_t parts) {
+    strings steps;
+    const std::size_t n = site.cameras;
+    auto add = [&](const std::string& state, double ts, const std::string& tag) {
+        for (std::size_t p = 0; p < parts; ++p) {
+            const json etags = site.etags(n * p / parts, n * (p + 1) / parts, state, ts, tag);
+            steps.push_back(batch(etags, ts + 1).dump());
+        }
     };
-    std::vector<step> steps;
-    outage_steps(const big_site& site, std::size_t parts) {
-        const std::size_t n = site.cameras;
-        auto add = [&](const std::string& state, double ts, const std::string& tag) {
-            for (std::size_t p = 0; p < parts; ++p) {
-                steps.push_back(
-                    {site.etags(n * p / parts, n * (p + 1) / parts, state, ts, tag), ts + 1});
-            }
-        };
-        add("offline", T0, "down");
-        steps.push_back({json::array(), T0 + 301});
-        add("online", T0 + 400, "up");
-        steps.push_back({json::array(), T0 + 496});
-        add("", T0 + 500, "motion");
-    }
-};
+    add("offline", T0, "down");
+    steps.push_back(batch(json::array(), T0 + 301).dump());
+    add("online", T0 + 400, "up");
+    steps.push_back(batch(json::array(), T0 + 496).dump());
+    add("", T0 + 500, "motion");
+    return steps;
+}
 
 }  // namespace
 
@@ -686,8 +683,8 @@ TEST_CASE("alerts/redis: a site outage of 10,000 cameras gives one process's not
     notes reference;
     {
         auto memory = start_monitor(json{{"ALERT_CONFIG", site.config.string()}});
-        for (const auto& s : outage_steps(site, 1).steps)
-            add_notes(reference, run_text(*memory, batch(s.etags, s.now).dump()));
+        for (const std::string& value : outage_steps(site, 1))
+            add_notes(reference, run_text(*memory, value));
     }
     std::map<std::string, int> types;
     for (const std::string& text : reference) ++types[json::parse(text).at("notifType")];
@@ -701,8 +698,8 @@ TEST_CASE("alerts/redis: a site outage of 10,000 cameras gives one process's not
         auto b = start_monitor(env);
         notes got;
         std::size_t turn = 0;
-        for (const auto& s : outage_steps(site, parts).steps)
-            add_notes(got, run_text(turn++ % 2 ? *b : *a, batch(s.etags, s.now).dump()));
+        for (const std::string& value : outage_steps(site, parts))
+            add_notes(got, run_text(turn++ % 2 ? *b : *a, value));
         CHECK_MESSAGE(got == reference, difference(got, reference));
         const notes stored = outbox_notes(server);
         CHECK(stored.size() == reference.size());
