@@ -15,17 +15,20 @@
 // All or nothing (docs/alerts.md, "All or nothing"): Redis does not undo a script that fails
 // half-way, so the script is in two parts. The first only reads and checks: the records
 // (compare-and-set), the types of the due set, the device counter and the outbox, the
-// counter's value, the outbox's last id, its own arguments; any surprise answers an error before
-// the first write. The second only writes, with commands that cannot fail on what the first
-// checked: SET (any type), ZADD/ZREM on a sorted set (or none) with checked scores, INCRBY on a
-// checked counter, XADD on an outbox stream (or none) with room for a new id, and no Lua limit in
-// reach (every call has a fixed number of arguments but the creations log's XADD, which takes at
-// most 1,000 keys: 2,010 values, where Lua's unpack stops near 8,000). The creations log's
-// XADD may fail (the log is no stream, or has no id left) without harm: it is a pcall, the
-// counter is then ahead of the log, and the readers stop trusting the log (redis_store.cpp).
-// Redis itself refuses a script's write for lack of memory (maxmemory) only while the script
-// has written nothing. A device key of another type (not a string: MGET read it as no record)
-// counts as no record: the first change of that device replaces it, and the reply names it.
+// counter's value, its own arguments; any surprise answers an error before the first write.
+// The second only writes. Its first write is the outbox's first entry: should it fail (no id
+// left, or Redis refusing the script's first write: maxmemory), nothing is written; should it
+// take an id in the last millisecond possible (the ids after it could run out), it is deleted
+// again and the commit refused. The writes after it cannot fail on what was checked: SET (any
+// type), ZADD/ZREM on a sorted set (or none) with checked scores, INCRBY on a checked counter,
+// XADD on the outbox, and no Lua limit in reach (every call has a fixed number of arguments
+// but the creations log's XADD, which takes at most 1,000 keys: 2,010 values, where Lua's
+// unpack stops near 8,000). The creations log's XADD may fail (the log is no stream, or has no
+// id left) without harm: it is a pcall, the counter is then ahead of the log, and the readers
+// stop trusting the log (redis_store.cpp). Redis refuses a script's write for lack of memory
+// only while the script has written nothing. A device key of another type (not a string: MGET
+// read it as no record) counts as no record: the first change of that device replaces it, and
+// the reply names it.
 //
 // Every commit that creates records appends entries to the creations log (a stream), each
 // naming at most 1,000 keys: n = the device counter after it, c = how many it created,
@@ -92,24 +95,13 @@ for i = 1, c do
   if not score_ok(ARGV[checks + 2 * i]) then return refuse('bad due time') end
 end
 if #conflicts > 0 then return {0, conflicts} end
-local function stream_full(k)
-  local info = redis.call('XINFO', 'STREAM', KEYS[k])
-  for j = 1, #info, 2 do
-    if info[j] == 'last-generated-id' then
-      return string.find(info[j + 1], '18446744073709551615-', 1, true) == 1
-    end
-  end
-  return false
-end
-local function wrong(k, want, full)
+local function wrong(k, want)
   local t = redis.call('TYPE', KEYS[k])['ok']
-  if t == 'none' then return nil end
-  if t ~= want then return KEYS[k] .. ' is a ' .. t .. ', not a ' .. want end
-  if full and full(k) then return KEYS[k] .. ' has no stream id left' end
-  return nil
+  if t == 'none' or t == want then return nil end
+  return KEYS[k] .. ' is a ' .. t .. ', not a ' .. want
 end
 local problem = wrong(1, 'zset') or (#created > 0 and wrong(2, 'string')) or
-  (m > 0 and wrong(4, 'stream', stream_full))
+  (m > 0 and wrong(4, 'stream'))
 if problem then return refuse(problem) end
 local counter = redis.pcall('GET', KEYS[2])
 local total = type(counter) == 'string' and integer(counter) or nil
@@ -117,7 +109,19 @@ if #created > 0 and counter and not total then
   return refuse(KEYS[2] .. ' holds no device count')
 end
 total = total or 0
--- Writes only from here on.
+-- Writes only from here on. The outbox's first: an outbox with no id left (or Redis refusing
+-- the script's first write) refuses it; an id in the last millisecond possible is taken back.
+if m > 0 then
+  local first = redis.pcall('XADD', KEYS[4], '*', 'key', ARGV[at + 1], 'n', ARGV[at + 2])
+  if type(first) == 'table' then return refuse(KEYS[4] .. ': ' .. first['err']) end
+  if string.find(first, '18446744073709551615-', 1, true) == 1 then
+    redis.call('XDEL', KEYS[4], first)
+    return refuse(KEYS[4] .. ' has no stream id left')
+  end
+  for j = 2, m do
+    redis.call('XADD', KEYS[4], '*', 'key', ARGV[at + 2 * j - 1], 'n', ARGV[at + 2 * j])
+  end
+end
 for i = 1, n do
   local key = KEYS[4 + i]
   redis.call('SET', key, ARGV[base + 3 * i - 1])
@@ -148,9 +152,6 @@ for from = 1, #created, chunk do
 end
 local dropped = 0
 if m > 0 then
-  for j = 1, m do
-    redis.call('XADD', KEYS[4], '*', 'key', ARGV[at + 2 * j - 1], 'n', ARGV[at + 2 * j])
-  end
   local len = redis.call('XLEN', KEYS[4])
   if len > above then
     local function before(a, b)
