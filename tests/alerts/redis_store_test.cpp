@@ -8,6 +8,7 @@
 #include "alert_test_util.hpp"
 #include "redis/redis_records.hpp"
 #include "redis/redis_store.hpp"
+#include "redis_container.hpp"
 #include "redis_server.hpp"
 #include "runtime/redis_url.hpp"
 
@@ -39,35 +40,6 @@ struct record_copy : record_sink {
     std::vector<double> alerts;
 };
 
-// One container: its own core and store, on the shared server.
-struct container {
-    explicit container(const redis_server& server, std::function<void()> before_commit = {},
-                       std::chrono::milliseconds timeout = std::chrono::milliseconds(2000))
-        : harness(), store(options(server, std::move(before_commit), timeout)) {}
-
-    static redis_store_options options(const redis_server& server, std::function<void()> hook,
-                                       std::chrono::milliseconds timeout) {
-        redis_store_options o;
-        o.url = parse_redis_url(server.url());
-        o.before_commit = std::move(hook);
-        o.timeout = timeout;
-        return o;
-    }
-    std::vector<std::string> run(const std::vector<etag>& batch, double now) {
-        const batch_result r = store.process(harness.core, batch, now);
-        std::vector<std::string> out;
-        for (const notification& n : r.notifications) {
-            out.push_back(std::string(name_of(n.type)) + " " +
-                          std::string(harness.core.device_id(n.device)));
-        }
-        stats = r.stats;
-        return out;
-    }
-    core_harness harness;
-    redis_store store;
-    batch_stats stats;
-};
-
 using strings = std::vector<std::string>;
 
 }  // namespace
@@ -96,6 +68,8 @@ TEST_CASE("redis: device keys and records round-trip exactly") {
     CHECK(account == "acc:1");
     CHECK(device == "dev 2");
     CHECK_FALSE(parse_redis_device_key("other:", key, account, device));
+    CHECK_FALSE(parse_redis_device_key("alerts:", "alerts:d:05:acct:1:dev 2", account, device));
+    CHECK(parse_redis_device_key("alerts:", "alerts:d:0::dev", account, device));
     CHECK(redis_id_key("p:", 0xabcULL) == "p:i:0000000000000abc");
 
     redis_value_encoder encoder;

@@ -590,3 +590,163 @@ TEST_CASE("alerts/redis: bridge outages sent to two proxies at random give one p
     CHECK(got.size() == s.reference.size());
     CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
 }
+
+namespace {
+
+// A site of `cameras` cameras ("site", cam0 …), each with a region "door"; its config file.
+struct big_site {
+    temp_dir dir{"alerts-site"};
+    fs::path config = dir.path() / "config.json";
+    std::size_t cameras;
+    explicit big_site(std::size_t n) : cameras(n) {
+        json devices = json::object();
+        for (std::size_t i = 0; i < n; ++i) {
+            devices["cam" + std::to_string(i)] = {{"regions", {{"door", json::object()}}}};
+        }
+        write_file(config, json{{"accounts",
+                                 {{"site", {{"recipients", {"ops@site"}}, {"devices", devices}}}}}}
+                               .dump());
+    }
+    // ETags of cameras [from, to): a status (`state`) or motion (state empty), ids tag<i>.
+    json etags(std::size_t from, std::size_t to, const std::string& state, double ts,
+               const std::string& tag) const {
+        json out = json::array();
+        for (std::size_t i = from; i < to; ++i) {
+            json e = {{"id", tag + std::to_string(i)},
+                      {"account", "site"},
+                      {"device", "cam" + std::to_string(i)},
+                      {"ts", ts}};
+            if (state.empty()) {
+                e["type"] = "motion";
+                e["region"] = "door";
+                e["magnitude"] = 0.9;
+            } else {
+                e["type"] = "status";
+                e["state"] = state;
+            }
+            out.push_back(std::move(e));
+        }
+        return out;
+    }
+};
+
+// The outbox's entries: their `n` (the notification's JSON), each checked against its `key`.
+notes outbox_notes(const redis_server& server) {
+    notes out;
+    std::string from = "-";
+    for (;;) {
+        std::istringstream lines(
+            server.command({"XRANGE", "alerts:outbox", from, "+", "COUNT", "5000"}));
+        std::string id, key_name, key, n_name, text;
+        std::size_t read = 0;
+        while (std::getline(lines, id) && std::getline(lines, key_name) &&
+               std::getline(lines, key) && std::getline(lines, n_name) &&
+               std::getline(lines, text)) {
+            const json n = json::parse(text);
+            CHECK(n.at("dedupKey") == key);
+            out.insert(n.dump());
+            from = "(" + id;
+            ++read;
+        }
+        if (read < 5000) return out;
+    }
+}
+
+// A site outage: every camera offline at once, the holds matured, all of them back, the
+// Onlines matured, then motion on all of them; as `parts` batches per step (their values'
+// text).
+strings outage_steps(const big_site& site, std::size_t parts) {
+    strings steps;
+    const std::size_t n = site.cameras;
+    auto add = [&](const std::string& state, double ts, const std::string& tag) {
+        for (std::size_t p = 0; p < parts; ++p) {
+            const json etags = site.etags(n * p / parts, n * (p + 1) / parts, state, ts, tag);
+            steps.push_back(batch(etags, ts + 1).dump());
+        }
+    };
+    add("offline", T0, "down");
+    steps.push_back(batch(json::array(), T0 + 301).dump());
+    add("online", T0 + 400, "up");
+    steps.push_back(batch(json::array(), T0 + 496).dump());
+    add("", T0 + 500, "motion");
+    return steps;
+}
+
+}  // namespace
+
+// The mass event (docs/alerts.md, "All or nothing"): 10,000 cameras of one site go down at
+// once, come back, and all see motion. In one batch per step on one proxy, or split over five
+// batches sent to two proxies in turn, with Redis the notifications are a memory-only
+// process's, each in the outbox exactly once.
+TEST_CASE("alerts/redis: a site outage of 10,000 cameras gives one process's notes, once each") {
+    const big_site site(10000);
+    notes reference;
+    {
+        auto memory = start_monitor(json{{"ALERT_CONFIG", site.config.string()}});
+        for (const std::string& value : outage_steps(site, 1))
+            add_notes(reference, run_text(*memory, value));
+    }
+    std::map<std::string, int> types;
+    for (const std::string& text : reference) ++types[json::parse(text).at("notifType")];
+    CHECK(types ==
+          std::map<std::string, int>{{"Alert", 10000}, {"Offline", 10000}, {"Online", 10000}});
+    for (const std::size_t parts : {std::size_t{1}, std::size_t{5}}) {
+        CAPTURE(parts);
+        redis_server server(false, tracked_spawn(), tracked_kill);
+        const json env = redis_env(server, site.config);
+        auto a = start_monitor(env);
+        auto b = start_monitor(env);
+        notes got;
+        std::size_t turn = 0;
+        for (const std::string& value : outage_steps(site, parts))
+            add_notes(got, run_text(turn++ % 2 ? *b : *a, value));
+        CHECK_MESSAGE(got == reference, difference(got, reference));
+        const notes stored = outbox_notes(server);
+        CHECK(stored.size() == reference.size());
+        CHECK_MESSAGE(stored == reference, difference(stored, reference));
+    }
+}
+
+// The issue's case: a site's first busy minute, 4,800 motion ETags on 4,800 cameras Redis has
+// never seen, in one batch: 4,800 notifications, in the outbox once; re-sent, all duplicates.
+TEST_CASE("alerts/redis: 4,800 motion alerts of first-seen cameras in one batch are all sent") {
+    const big_site site(4800);
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    auto proxy = start_monitor(redis_env(server, site.config));
+    const json value = batch(site.etags(0, 4800, "", T0, "m"), T0 + 1);
+    const json first = run_text(*proxy, value.dump());
+    CHECK(first["notifications"].size() == 4800);
+    const json again = run_text(*proxy, value.dump());
+    CHECK(again["notifications"].empty());
+    CHECK(again["stats"]["duplicates"] == 4800);
+    CHECK(server.command({"XLEN", "alerts:outbox"}) == "4800");
+}
+
+// One bad key stops nothing (docs/alerts.md, "Damaged keys"): a foreign due member and an
+// undecodable record are skipped, counted in the answer's stats and named on the action's
+// stderr; the other devices' notifications come as before.
+TEST_CASE("alerts/redis: a poisoned due set and record are skipped, counted and logged") {
+    const big_site site(3);
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    auto proxy = start_monitor(redis_env(server, site.config));
+    CHECK(
+        types_of(run_text(*proxy, batch(site.etags(0, 1, "offline", T0, "s"), T0).dump())).empty());
+    server.command({"ZADD", "alerts:due", "1", "garbage\nalerts: forged line"});
+    server.command({"SET", "alerts:d:4:site:cam1", "not a record"});
+    server.command({"ZADD", "alerts:due", "2", "alerts:d:4:site:cam1"});
+    const json due = run_text(*proxy, batch(json::array(), T0 + 300).dump());
+    CHECK(types_of(due) == strings{"Offline"});
+    CHECK(due["stats"]["damaged"] == 2);
+    REQUIRE(wait_until([&] { return contains(proxy->stderr_text(), "holds no device record"); },
+                       std::chrono::seconds(10)));
+    const std::string err = proxy->stderr_text();
+    CHECK(contains(err, "alerts: redis: skipped 'garbage\\nalerts: forged line': a member of "
+                        "alerts:due that is no device key"));
+    CHECK_FALSE(contains(err, "\nalerts: forged line"));
+    CHECK(contains(err, "alerts: redis: skipped 'alerts:d:4:site:cam1': holds no device record"));
+    // cam1 recovers: its next status writes a good record.
+    CHECK(types_of(
+              run_text(*proxy, batch(site.etags(1, 2, "offline", T0 + 301, "t"), T0 + 301).dump()))
+              .empty());
+    CHECK(types_of(run_text(*proxy, batch(json::array(), T0 + 601).dump())) == strings{"Offline"});
+}

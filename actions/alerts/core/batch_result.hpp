@@ -59,6 +59,7 @@ struct batch_stats {
     std::uint64_t silenced = 0;    // notifications held back by a maintenance window
     std::uint64_t pending = 0;     // holds still running, all devices
     std::uint64_t devices = 0;     // devices known to the action
+    std::uint64_t damaged = 0;     // Redis keys skipped as not the store's (docs/alerts.md)
     delay_summary alert_delay;
 };
 

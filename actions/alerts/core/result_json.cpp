@@ -87,6 +87,7 @@ json stats_json(const batch_stats& st) {
         {"silenced", st.silenced},
         {"pending", st.pending},
         {"devices", st.devices},
+        {"damaged", st.damaged},
         {"alertDelay", {{"max", to_ms(st.alert_delay.max)}, {"p50", to_ms(st.alert_delay.p50)}}}};
 }
 

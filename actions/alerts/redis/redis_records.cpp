@@ -113,6 +113,8 @@ bool parse_redis_device_key(std::string_view prefix, std::string_view key,
     reader r{key.substr(prefix.size())};
     if (r.s.substr(0, 2) != "d:") return false;
     r.s.remove_prefix(2);
+    // The length as redis_device_key writes it (no leading zero): one key per device.
+    if (r.s.size() > 1 && r.s[0] == '0' && r.s[1] != ':') return false;
     if (!r.take_name(account) || r.s.empty() || r.s[0] != ':') return false;
     device = r.s.substr(1);
     return !device.empty();

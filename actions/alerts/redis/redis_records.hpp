@@ -28,7 +28,8 @@ namespace alerts {
 
 std::string redis_device_key(std::string_view prefix, std::string_view account,
                              std::string_view device);
-/// Splits a device key made by redis_device_key; false when `key` is not one.
+/// Splits a device key made by redis_device_key; false when `key` is not one (what it splits
+/// rebuilds `key` exactly).
 bool parse_redis_device_key(std::string_view prefix, std::string_view key,
                             std::string_view& account, std::string_view& device);
 std::string redis_id_key(std::string_view prefix, std::uint64_t id_hash);

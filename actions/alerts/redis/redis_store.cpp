@@ -192,6 +192,9 @@ std::chrono::steady_clock::time_point redis_store::give_up_at(
 
 // After a failure: nothing of this batch is kept (the next attempt, or batch, reads again).
 void redis_store::drop_batch_state(alert_core& core) {
+    counters_.damaged += damaged_.count();
+    damaged_.flush(std::cerr);
+    damaged_texts_.clear();
     client_.disconnect();
     held_.clear();
     reset_knowledge();       // what the log vouched for is not trusted after a failure
@@ -207,11 +210,15 @@ batch_result redis_store::attempt(alert_core& core, const std::vector<etag>& bat
         read_reconnecting(core, now);
         batch_result result = core.process(batch, now);
         mark_unread_absent(core);
+        keep_damaged_texts(core);
         remember_touched(core);
         if (options_.before_commit) options_.before_commit();
         wrote_ = false;
         if (commit_changes(core, result)) {
             held_.clear();
+            result.stats.damaged = damaged_.count();
+            counters_.damaged += damaged_.count();
+            damaged_.flush(std::cerr);
             if (wrote_) wait_for_replicas();
             return result;
         }
@@ -413,6 +420,8 @@ void redis_store::read_reconnecting(alert_core& core, double now) {
 void redis_store::read(alert_core& core, double now) {
     read_.clear();
     held_.clear();
+    damaged_.clear();
+    damaged_texts_.clear();
     nil_unknown_.clear();
     forget_due_devices();
     list_batch_reads();
@@ -542,7 +551,7 @@ void redis_store::restore_records(alert_core& core, const redisReply* values,
         const std::uint32_t i = positions[j];
         const redisReply* value = values->element[j];
         if (value && value->type == REDIS_REPLY_STRING) {
-            restore(core, devices_[i], value);
+            restore(core, i, value);
         } else if (mark_absent_ && i < batch_devices_) {
             if (devices_[i].index != string_interner::npos) {
                 mark(devices_[i].index, ABSENT);
@@ -583,7 +592,10 @@ void redis_store::add_due_device(std::string_view key) {
     std::string_view account;
     std::string_view device;
     if (!parse_redis_device_key(options_.prefix, key, account, device)) {
-        throw redis_error("redis: '" + std::string(key) + "' in the due set is no device key");
+        damaged_.add(key, "a member of " + due_key_ +
+                              " that is no device key (left there: remove it "
+                              "with ZREM)");
+        return;
     }
     const std::uint64_t h = alert_core::device_key_hash(account, device);
     grow_table();
@@ -613,18 +625,84 @@ void redis_store::read_second(alert_core& core) {
     held_.push_back(std::move(values[0]));
 }
 
-void redis_store::restore(alert_core& core, const batch_device& d, const redisReply* value) {
+// A text that is no record (damaged_keys.hpp) is skipped: the device is decided as never seen,
+// and its first change replaces the text (compared as read, like any record).
+void redis_store::restore(alert_core& core, std::uint32_t position, const redisReply* value) {
     if (!value || value->type != REDIS_REPLY_STRING) return;  // never changed: a blank device
+    const batch_device& d = devices_[position];
     const std::string_view text(value->str, value->len);
     indexing_restorer restorer(core);
     if (!decode_redis_value(text, d.account, d.device, restorer)) {
-        throw redis_error("redis: '" + redis_device_key(options_.prefix, d.account, d.device) +
-                          "' holds no device record: '" + std::string(text.substr(0, 80)) + "'");
+        damaged_.add(redis_device_key(options_.prefix, d.account, d.device),
+                     "holds no device record (decided as a device never seen; its next change "
+                     "replaces it)");
+        damaged_texts_.emplace(position, text);
+        return;
     }
     if (restorer.device == string_interner::npos) return;  // its account left the config
     touched_.push_back(restorer.device);
     mark(restorer.device, PRESENT);
     read_.emplace(restorer.device, text);
+}
+
+// After process(): a device whose text is no record and that the core now knows (the batch
+// named it) is compared against that text by the commit, which replaces it.
+void redis_store::keep_damaged_texts(alert_core& core) {
+    for (const auto& [position, text] : damaged_texts_) {
+        const batch_device& d = devices_[position];
+        const std::uint32_t index = core.find_device(d.account, d.device, d.hash);
+        if (index == string_interner::npos) continue;
+        read_.emplace(index, text);
+        mark(index, PRESENT);
+    }
+}
+
+// The text of the device at `at` in devices_ when it was no record ("": it was none, or one):
+// a checked device the core does not know is compared as that text.
+std::string_view redis_store::damaged_text_at(std::uint32_t at) const {
+    const auto it = damaged_texts_.find(at);
+    return it == damaged_texts_.end() ? std::string_view() : it->second;
+}
+
+// The commit's key at `index` (1-based, as the script counts): a written device, then a checked
+// one.
+std::string redis_store::key_at(const alert_core& core, std::size_t index,
+                                const std::vector<std::uint32_t>& devices) const {
+    if (index >= 1 && index <= devices.size()) {
+        const std::uint32_t d = devices[index - 1];
+        return redis_device_key(options_.prefix, core.account_id(core.slot(d).account),
+                                core.device_id(d));
+    }
+    const std::size_t check = index - devices.size() - 1;
+    if (index == 0 || check >= checks_.size()) return std::string();
+    const batch_device& d = devices_[checks_[check]];
+    return redis_device_key(options_.prefix, d.account, d.device);
+}
+
+// A record that changed since it was read: what this process knew of it (no record, say) no
+// longer holds, so the next attempt reads it whatever the creations log says.
+void redis_store::forget_conflicting(const alert_core& core, const redisReply* indices,
+                                     const std::vector<std::uint32_t>& devices) {
+    if (!indices || indices->type != REDIS_REPLY_ARRAY) return;
+    for (std::size_t i = 0; i < indices->elements; ++i) {
+        const std::uint64_t at = integer_of(indices->element[i]);
+        if (at >= 1 && at <= devices.size()) {
+            mark(devices[at - 1], UNKNOWN);
+        } else if (at > devices.size() && at - devices.size() - 1 < checks_.size()) {
+            const batch_device& d = devices_[checks_[at - devices.size() - 1]];
+            mark(core.find_device(d.account, d.device, d.hash), UNKNOWN);
+        }
+    }
+}
+
+// Device keys of another type than a string, which the commit replaced by their records.
+void redis_store::note_replaced(const alert_core& core, const redisReply* indices,
+                                const std::vector<std::uint32_t>& devices) {
+    if (!indices || indices->type != REDIS_REPLY_ARRAY) return;
+    for (std::size_t i = 0; i < indices->elements; ++i) {
+        damaged_.add(key_at(core, integer_of(indices->element[i]), devices),
+                     "was no string (another type): replaced by the device's record");
+    }
 }
 
 void redis_store::remember_touched(const alert_core& core) {
@@ -663,6 +741,25 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     const std::size_t numkeys = 4 + n + c + changes.ids.size();
     command_.clear();
     resp_arg(command_, std::to_string(numkeys));
+    append_commit_keys(core, devices, changes.ids);
+    resp_arg(command_, std::to_string(n));
+    resp_arg(command_, std::to_string(options_.id_ttl));
+    resp_arg(command_, log_length_);
+    resp_arg(command_, std::to_string(m));
+    resp_arg(command_, std::to_string(options_.outbox_maxlen));
+    resp_arg(command_, std::to_string(options_.outbox_trim_above));
+    resp_arg(command_, std::to_string(c));
+    append_record_args(core, devices);
+    if (m > 0) append_outbox_args(core, result);
+    const redis_reply reply = run_commit(2 + 1 + numkeys + 7 + 3 * n + 2 * c + 2 * m);
+    return take_commit_reply(core, reply.get(), devices, m, result);
+}
+
+// The commit's KEYS after the four shared ones: the written devices', the checked ones', the
+// ids'.
+void redis_store::append_commit_keys(const alert_core& core,
+                                     const std::vector<std::uint32_t>& devices,
+                                     const std::vector<std::uint64_t>& ids) {
     resp_arg(command_, due_key_);
     resp_arg(command_, devices_key_);
     resp_arg(command_, log_key_);
@@ -674,18 +771,17 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
     for (std::uint32_t at : checks_) {
         resp_device_key(command_, options_.prefix, devices_[at].account, devices_[at].device);
     }
-    for (std::uint64_t id : changes.ids) {
+    for (std::uint64_t id : ids) {
         resp_count(command_, '$', options_.prefix.size() + 18);
         append_redis_id_key(command_, options_.prefix, id);
         command_.append("\r\n");
     }
-    resp_arg(command_, std::to_string(n));
-    resp_arg(command_, std::to_string(options_.id_ttl));
-    resp_arg(command_, log_length_);
-    resp_arg(command_, std::to_string(m));
-    resp_arg(command_, std::to_string(options_.outbox_maxlen));
-    resp_arg(command_, std::to_string(options_.outbox_trim_above));
-    resp_arg(command_, std::to_string(c));
+}
+
+// Per written device: its record as read, the new one and its due time; per checked device:
+// its record as read and its due time.
+void redis_store::append_record_args(const alert_core& core,
+                                     const std::vector<std::uint32_t>& devices) {
     redis_value_encoder encoder;
     for (std::uint32_t d : devices) {
         auto it = read_.find(d);
@@ -703,17 +799,19 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         const batch_device& d = devices_[at];
         const std::uint32_t index = core.find_device(d.account, d.device, d.hash);
         auto it = index == string_interner::npos ? read_.end() : read_.find(index);
-        resp_arg(command_, it == read_.end() ? std::string_view() : it->second);
+        resp_arg(command_, it == read_.end() ? damaged_text_at(at) : it->second);
         record_.clear();
         const double due = index == string_interner::npos ? std::numeric_limits<double>::infinity()
                                                           : core.next_due(index);
         if (due < std::numeric_limits<double>::infinity()) append_redis_number(record_, due);
         resp_arg(command_, record_);
     }
-    if (m > 0) append_outbox_args(core, result);
-    const std::size_t args = 2 + 1 + numkeys + 7 + 3 * n + 2 * c + 2 * m;
-    // EVALSHA of the script loaded on this connection; should Redis have lost it (SCRIPT
-    // FLUSH), EVAL in the same attempt (which loads it again).
+}
+
+// EVALSHA of the script loaded on this connection, with command_ as its arguments (`args` in
+// all); should Redis have lost it (SCRIPT FLUSH), EVAL in the same attempt (which loads it
+// again). An error reply throws.
+redis_reply redis_store::run_commit(std::size_t args) {
     resp_head(head_, args, "EVALSHA");
     resp_arg(head_, script_sha_);
     client_.append_resp({head_, command_});
@@ -727,12 +825,22 @@ bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
         reply = std::move(client_.replies(1)[0]);
     }
     if (reply->type == REDIS_REPLY_ERROR) client_.error_reply(std::string(reply->str, reply->len));
-    const redisReply* r = reply.get();
+    return reply;
+}
+
+// The script's reply (redis_scripts.hpp): false when a record changed since it was read.
+bool redis_store::take_commit_reply(const alert_core& core, const redisReply* r,
+                                    const std::vector<std::uint32_t>& devices, std::size_t m,
+                                    batch_result& result) {
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
         throw redis_error("redis: unexpected reply to the commit script");
     }
     if (options_.after_commit) options_.after_commit();
-    if (integer_of(r->element[0]) == 0) return false;
+    if (integer_of(r->element[0]) == 0) {
+        forget_conflicting(core, r->element[1], devices);
+        return false;
+    }
+    if (r->elements > 4) note_replaced(core, r->element[4], devices);
     ++counters_.commits;
     wrote_ = true;
     counters_.outbox_entries += m;

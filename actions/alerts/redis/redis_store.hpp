@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "../core/state_store.hpp"
+#include "damaged_keys.hpp"
 #include "redis_client.hpp"
 
 namespace alerts {
@@ -79,6 +80,7 @@ struct redis_store_counters {
     std::uint64_t failover_retries = 0;  // attempts retried after a redis_unavailable
     std::uint64_t waits = 0;             // WAITs after commits
     std::uint64_t wait_failures = 0;     // WAITs the replicas did not confirm in time
+    std::uint64_t damaged = 0;  // keys skipped or replaced as not the store's (damaged_keys.hpp)
 };
 
 class redis_store : public state_store {
@@ -148,9 +150,24 @@ private:
     void list_second_reads(const alert_core& core, bool knowledge_held, const redisReply* due);
     void add_due_device(std::string_view key);
     void read_second(alert_core& core);
-    void restore(alert_core& core, const batch_device& d, const redisReply* value);
+    void restore(alert_core& core, std::uint32_t position, const redisReply* value);
+    void keep_damaged_texts(alert_core& core);
+    std::string_view damaged_text_at(std::uint32_t at) const;
+    void forget_conflicting(const alert_core& core, const redisReply* indices,
+                            const std::vector<std::uint32_t>& devices);
+    void note_replaced(const alert_core& core, const redisReply* indices,
+                       const std::vector<std::uint32_t>& devices);
+    std::string key_at(const alert_core& core, std::size_t index,
+                       const std::vector<std::uint32_t>& devices) const;
     void remember_touched(const alert_core& core);
     bool commit_changes(const alert_core& core, batch_result& result);
+    void append_commit_keys(const alert_core& core, const std::vector<std::uint32_t>& devices,
+                            const std::vector<std::uint64_t>& ids);
+    void append_record_args(const alert_core& core, const std::vector<std::uint32_t>& devices);
+    redis_reply run_commit(std::size_t args);
+    bool take_commit_reply(const alert_core& core, const redisReply* r,
+                           const std::vector<std::uint32_t>& devices, std::size_t m,
+                           batch_result& result);
     void append_outbox_args(const alert_core& core, const batch_result& result);
     void warn_dropped(std::uint64_t dropped);
 
@@ -210,6 +227,11 @@ private:
     double batch_max_ts_ = 0;                   // the batch's latest ts (due devices read up to it)
     std::vector<std::uint32_t> checks_;         // positions in devices_: compared, not written
     std::vector<std::uint32_t> due_positions_;  // positions in devices_ of the due devices
+
+    // Damaged keys (docs/alerts.md, "Damaged keys"): this attempt's, and the device keys whose
+    // text is no record (position in devices_ -> the text as read: what the commit compares).
+    damaged_keys damaged_;
+    std::unordered_map<std::uint32_t, std::string_view> damaged_texts_;
 };
 
 }  // namespace alerts
