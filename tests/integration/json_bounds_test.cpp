@@ -138,7 +138,7 @@ TEST_CASE("json bounds: single entrypoint refuses more members than OW_MAX_JSON_
     check_still_serves(lowered);
 }
 
-TEST_CASE("json bounds: single entrypoint serves wide bodies in linear time; /health answers "
+TEST_CASE("json bounds: single entrypoint serves wide bodies in linear time, and /health answers "
           "meanwhile") {
     proxy_process proxy(knative_plain());
     init_echo(proxy);
@@ -234,7 +234,7 @@ TEST_CASE("json bounds: classic /init refuses a wide env over OW_MAX_JSON_MEMBER
     CHECK_REPLY(proxy.run(json{{"a", 1}}), 200, "{\"a\":1}\n");
 }
 
-TEST_CASE("json bounds: the C++ launcher answers an error for a deep /run line and serves on; "
+TEST_CASE("json bounds: the C++ launcher answers an error for a deep /run line and serves on, and "
           "it exports a bounded set of __OW_ variables") {
     proxy_process proxy(cpp_runtime());
     REQUIRE(proxy.init(fixture_text("cpp/echo_or_env.cpp")).status == 200);
