@@ -31,7 +31,8 @@ struct settings {
     // Ours (documented in the README).
     size_t max_body_bytes = 50u << 20;    // OW_MAX_BODY_BYTES
     size_t max_answer_bytes = 50u << 20;  // OW_MAX_ANSWER_BYTES
-    // OW_MAX_EXTRACT_BYTES is read at each archive: max_extract_bytes_now() below.
+    // OW_MAX_EXTRACT_BYTES and OW_EXTRACT_TIMEOUT_MS are read at each archive:
+    // max_extract_bytes_now() and extract_timeout_ms_now() below.
     int deadline_grace_ms = 100;           // OW_DEADLINE_GRACE_MS
     std::int64_t run_timeout_ms = 300000;  // OW_RUN_TIMEOUT_MS (0: no bound)
     int ack_timeout_ms = 60000;            // OW_ACK_TIMEOUT_MS
@@ -63,6 +64,10 @@ settings load_settings(int argc, char** argv);
 /// OW_MAX_EXTRACT_BYTES, read now: a positive decimal number, else the 1 GiB default (the
 /// extractor reads it at each archive, so a test or fuzzer can change it in-process).
 std::uint64_t max_extract_bytes_now();
+
+/// OW_EXTRACT_TIMEOUT_MS, read now: a positive decimal number of milliseconds, else the 60 s
+/// default (the bound of one archive's extraction at /init, read like OW_MAX_EXTRACT_BYTES).
+std::uint64_t extract_timeout_ms_now();
 
 /// `proxy -h`: every flag and environment variable with its default and meaning.
 std::string help_text();
