@@ -945,6 +945,18 @@ TEST_CASE("extract_archive: more than 100000 entries are refused") {
     check_refused(tmp, make_archive(format::zip, entries), "archive has more than 100000 entries");
 }
 
+TEST_CASE("extract_archive: the folders that names imply count toward the 100000 entries") {
+    // 50 entries of 2047 components each would make 102350 folders.
+    std::string deep;
+    for (int i = 0; i < 2046; ++i) deep += "/x";
+    std::vector<test_entry> entries;
+    for (int i = 0; i < 50; ++i)
+        entries.push_back(file("d" + std::to_string(i % 10) + std::to_string(i / 10) + deep, ""));
+    const temp_dir tmp;
+    check_refused(tmp, make_archive(format::tar_gz, entries),
+                  "archive has more than 100000 entries");
+}
+
 TEST_CASE("extract_archive: OW_EXTRACT_TIMEOUT_MS bounds the time extraction takes") {
     const scoped_env limit("OW_EXTRACT_TIMEOUT_MS", "1");
     SUBCASE("checked while the headers are read: nothing is written") {
