@@ -135,11 +135,15 @@ void check_tree_size(const archive_tree& tree) {
 
 // OW_EXTRACT_TIMEOUT_MS, read at each archive (60 s by default): checked before each entry
 // and each block of data, in every pass.
+// A year: a larger setting would overflow the clock; it means "no practical bound" anyway.
+constexpr std::uint64_t MAX_TIMEOUT_MS = std::uint64_t{365} * 24 * 3600 * 1000;
+
 class extract_deadline {
 public:
     extract_deadline()
         : limit_ms_(extract_timeout_ms_now()),
-          end_(std::chrono::steady_clock::now() + std::chrono::milliseconds(limit_ms_)) {}
+          end_(std::chrono::steady_clock::now() +
+               std::chrono::milliseconds(std::min(limit_ms_, MAX_TIMEOUT_MS))) {}
     void check() const {
         if (std::chrono::steady_clock::now() <= end_) return;
         throw extract_error("archive takes more than " + std::to_string(limit_ms_) +
