@@ -62,6 +62,8 @@ const knob VARIABLES[] = {
     {"OW_MAX_JSON_MEMBERS", "1000000",
      "a JSON body with more object members and array elements (all levels) is refused the "
      "same way"},
+    {"OW_EXTRACT_TIMEOUT_MS", "60000",
+     "an archive that takes longer to check and unpack gets 502 at /init"},
     {"OW_DEADLINE_GRACE_MS", "100",
      "time past a /run's deadline before the action is "
      "stopped (502) and restarted"},
@@ -276,16 +278,26 @@ settings load_settings(int argc, char** argv) {
     return s;
 }
 
-std::uint64_t max_extract_bytes_now() {
-    const std::string text = env_string("OW_MAX_EXTRACT_BYTES");
+// A positive decimal number in `name`, else `fallback`.
+static std::uint64_t positive_env(const char* name, std::uint64_t fallback) {
+    const std::string text = env_string(name);
     if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
-        return DEFAULT_MAX_EXTRACT_BYTES;
+        return fallback;
     }
     char* end = nullptr;
     errno = 0;
     const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-    if (errno != 0 || *end != '\0' || value == 0) return DEFAULT_MAX_EXTRACT_BYTES;
+    if (errno != 0 || *end != '\0' || value == 0) return fallback;
     return value;
+}
+
+std::uint64_t max_extract_bytes_now() {
+    return positive_env("OW_MAX_EXTRACT_BYTES", DEFAULT_MAX_EXTRACT_BYTES);
+}
+
+std::uint64_t extract_timeout_ms_now() {
+    constexpr std::uint64_t DEFAULT_MS = 60000;
+    return positive_env("OW_EXTRACT_TIMEOUT_MS", DEFAULT_MS);
 }
 
 std::string help_text() {

@@ -31,7 +31,8 @@ struct settings {
     // Ours (documented in the README).
     size_t max_body_bytes = 50u << 20;    // OW_MAX_BODY_BYTES
     size_t max_answer_bytes = 50u << 20;  // OW_MAX_ANSWER_BYTES
-    // OW_MAX_EXTRACT_BYTES is read at each archive: max_extract_bytes_now() below.
+    // OW_MAX_EXTRACT_BYTES and OW_EXTRACT_TIMEOUT_MS are read at each archive:
+    // max_extract_bytes_now() and extract_timeout_ms_now() below.
     // JSON bounds (docs/protocol.md, "JSON bounds"): every body the proxy parses into a DOM
     // (/init, single-entrypoint /, the web answer) is checked first (engine/framing.hpp).
     size_t max_json_depth = 512;           // OW_MAX_JSON_DEPTH: containers open at once
@@ -67,6 +68,10 @@ settings load_settings(int argc, char** argv);
 /// OW_MAX_EXTRACT_BYTES, read now: a positive decimal number, else the 1 GiB default (the
 /// extractor reads it at each archive, so a test or fuzzer can change it in-process).
 std::uint64_t max_extract_bytes_now();
+
+/// OW_EXTRACT_TIMEOUT_MS, read now: a positive decimal number of milliseconds, else the 60 s
+/// default (the bound of one archive's extraction at /init, read like OW_MAX_EXTRACT_BYTES).
+std::uint64_t extract_timeout_ms_now();
 
 /// `proxy -h`: every flag and environment variable with its default and meaning.
 std::string help_text();

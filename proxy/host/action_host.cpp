@@ -1,7 +1,6 @@
 #include "host/action_host.hpp"
 
 #include <poll.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,8 +71,7 @@ std::unique_ptr<executor> action_host::start_action(const std::string& dir) {
     // a relative path; the command is absolute for the same reason.
     const fs::path bin = fs::absolute(dir + "/bin");
     options.command = (bin / "exec").string();
-    options.cwd = bin.string();
-    ::chmod(options.command.c_str(), 0755);
+    options.cwd = bin.string();  // exec was made executable by the builder, inside bin
     options.env = env_.for_action();
     options.wait_for_ack = !settings_.wait_for_ack.empty();
     // The offer of pipelining (answered in the ack; our launcher accepts it).

@@ -8,6 +8,7 @@
 
 #include "logging.hpp"
 #include "payload/compiler.hpp"
+#include "payload/exec_file.hpp"
 #include "payload/extractor.hpp"
 
 namespace actionloop {
@@ -59,11 +60,12 @@ std::string action_builder::build(const std::string& dir, const std::string& pay
     std::error_code ec;
     if (settings_.compiler.empty() || is_runnable_file(candidate)) {
         fs::rename(src, bin, ec);
-        return ec ? ec.message() : std::string();
+        return ec ? ec.message() : make_exec_runnable(bin.string());
     }
     fs::create_directories(bin, ec);
-    return run_compiler({settings_.compiler, main, src.string(), bin.string(), env_.for_action(),
-                         settings_.compile_timeout_ms});
+    const std::string error = run_compiler({settings_.compiler, main, src.string(), bin.string(),
+                                            env_.for_action(), settings_.compile_timeout_ms});
+    return error.empty() ? make_exec_runnable(bin.string()) : error;
 }
 
 std::optional<std::string> action_builder::check_execution_env(const std::string& dir) const {

@@ -2,6 +2,8 @@
 // folder's public face; behind it are
 //   extractor.hpp  type detection and safe unpacking of zip and tar.gz, the -compile zip writer
 //   compiler.hpp   running OW_COMPILER on the unpacked sources
+//   exec_file.hpp  making bin/exec executable without following links out of bin
+//   archive_tree.hpp  the tree an archive's entries make, and the check that links stay inside
 //   env_map.hpp    the environment the action and the compiler get
 //
 // The action builder: ACTION_DIR/N/src (the unpacked payload) becomes ACTION_DIR/N/bin (the
@@ -27,7 +29,8 @@ public:
 
     /// Unpacks `payload` into dir/src and turns it into dir/bin: renamed as is when it is
     /// already runnable (or there is no compiler), compiled with `main` as the entry point
-    /// otherwise. Returns the error text, empty on success.
+    /// otherwise; then dir/bin/exec, when there is one, must be a regular file inside dir/bin
+    /// (payload/exec_file.hpp) and is made executable. Returns the error text, empty on success.
     std::string build(const std::string& dir, const std::string& payload, const std::string& main);
 
     /// With OW_EXECUTION_ENV set: dir/bin/exec.env must hold it (surrounding blanks aside).

@@ -1,13 +1,17 @@
 // Extraction of /init payloads with libarchive.
 //
 // extract_archive reads the archive twice from memory. The first pass only reads headers: it
-// checks every name, type and link, counts entries and declared sizes, and resolves every symlink
-// through the archive's own symlinks, so a hostile archive is refused before anything is written.
-// The second pass writes with archive_write_disk under the secure flags, prefixing every name with
-// the canonical destination (which is why ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS cannot be used:
-// it refuses the prefixed absolute names; our own check refuses absolute names instead), creating
-// missing parent folders 0755 and counting the bytes actually written.
+// checks every name, type and link, counts entries and declared sizes, and builds the tree the
+// entries make (payload/archive_tree.hpp), in their order, so that a hostile archive is refused
+// before anything is written, whatever the order of its entries. The second pass writes with
+// archive_write_disk under the secure flags, prefixing every name with the canonical destination
+// (which is why ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS cannot be used: it refuses the prefixed
+// absolute names; our own check refuses absolute names instead), creating missing parent folders
+// 0755 and counting the bytes actually written. A last pass reads back what was written and
+// checks it again with the same tree: every symlink resolves inside, no file shares its inode
+// with one outside. Both passes and the check stop at OW_EXTRACT_TIMEOUT_MS.
 #include "payload/extractor.hpp"
+#include "payload/archive_tree.hpp"
 #include "settings.hpp"
 
 #include <archive.h>
@@ -19,13 +23,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
-#include <unordered_map>
+#include <optional>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace actionloop {
@@ -34,9 +41,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::size_t MAX_ENTRIES = 100000;
-constexpr int MAX_SYMLINK_HOPS = 40;  // Linux MAXSYMLINKS
+constexpr std::size_t MAX_PATH_BYTES = 4095;  // Linux PATH_MAX, its NUL aside
 constexpr std::size_t HEAD_BYTES = 64;
-constexpr std::size_t MAX_NAME_IN_MESSAGE = 200;
+constexpr std::size_t WRITE_PIECE = std::size_t{1} << 20;
 constexpr int DISK_FLAGS =
     ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT;
 
@@ -76,10 +83,7 @@ bool is_script(std::string_view d) { return d.size() > 2 && d[0] == '#' && d[1] 
 
 // ---- messages and limits ---------------------------------------------------------------------
 
-std::string quote_name(std::string_view name) {
-    if (name.size() <= MAX_NAME_IN_MESSAGE) return "'" + std::string(name) + "'";
-    return "'" + std::string(name.substr(0, MAX_NAME_IN_MESSAGE)) + "...'";
-}
+std::string quote_name(std::string_view name) { return quote_entry_name(name); }
 
 [[noreturn]] void refuse(std::string_view name, const std::string& why) {
     throw extract_error("archive entry " + quote_name(name) + " " + why);
@@ -115,11 +119,41 @@ void add_bytes(std::uint64_t& total, std::uint64_t more, std::uint64_t max) {
     total += more;
 }
 
-void count_entry(std::size_t& entries) {
-    if (++entries > MAX_ENTRIES) {
-        throw extract_error("archive has more than " + std::to_string(MAX_ENTRIES) + " entries");
-    }
+[[noreturn]] void too_many_entries() {
+    throw extract_error("archive has more than " + std::to_string(MAX_ENTRIES) + " entries");
 }
+
+void count_entry(std::size_t& entries) {
+    if (++entries > MAX_ENTRIES) too_many_entries();
+}
+
+// The folders that names imply count as entries too (the root aside): a name of 2,000
+// components makes 2,000 folders.
+void check_tree_size(const archive_tree& tree) {
+    if (tree.size() > MAX_ENTRIES + 1) too_many_entries();
+}
+
+// OW_EXTRACT_TIMEOUT_MS, read at each archive (60 s by default): checked before each entry
+// and each block of data, in every pass.
+// A year: a larger setting would overflow the clock; it means "no practical bound" anyway.
+constexpr std::uint64_t MAX_TIMEOUT_MS = std::uint64_t{365} * 24 * 3600 * 1000;
+
+class extract_deadline {
+public:
+    extract_deadline()
+        : limit_ms_(extract_timeout_ms_now()),
+          end_(std::chrono::steady_clock::now() +
+               std::chrono::milliseconds(std::min(limit_ms_, MAX_TIMEOUT_MS))) {}
+    void check() const {
+        if (std::chrono::steady_clock::now() <= end_) return;
+        throw extract_error("archive takes more than " + std::to_string(limit_ms_) +
+                            " ms to extract");
+    }
+
+private:
+    std::uint64_t limit_ms_;
+    std::chrono::steady_clock::time_point end_;
+};
 
 // libarchive converts UTF-8 names (the zip UTF-8 flag set by Java and Python, pax headers) to the
 // current LC_CTYPE and drops a name it cannot convert: in the default "C" locale every non-ASCII
@@ -172,42 +206,11 @@ bool normalize_name(std::string_view name, std::string& normal) {
     return true;
 }
 
-using symlink_map = std::unordered_map<std::string, std::string>;  // normal name -> target
-
-// Follows `target` from the folder `path` the way the kernel would, through the archive's own
-// symlinks; false when it is absolute, climbs above the root, or needs too many hops.
-bool resolves_inside(const symlink_map& links, std::vector<std::string>& path,
-                     std::string_view target, int& hops) {
-    if (!target.empty() && target.front() == '/') return false;
-    for (const std::string& part : split_name(target)) {
-        if (part == "..") {
-            if (path.empty()) return false;
-            path.pop_back();
-            continue;
-        }
-        path.push_back(part);
-        const auto link = links.find(join_name(path));
-        if (link == links.end()) continue;
-        path.pop_back();
-        if (++hops > MAX_SYMLINK_HOPS || !resolves_inside(links, path, link->second, hops)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-// Checks the archive's final symlinks, in archive order.
-void check_symlinks(const symlink_map& links, const std::vector<std::string>& order) {
-    for (const std::string& name : order) {
-        const auto link = links.find(name);
-        if (link == links.end()) continue;  // replaced by a later file or folder
-        std::vector<std::string> folder = split_name(name);
-        folder.pop_back();
-        int hops = 0;
-        if (!resolves_inside(links, folder, link->second, hops)) {
-            refuse(name,
-                   "is a symlink to " + quote_name(link->second) + " outside the action directory");
-        }
+// Refuses a name or link target that Linux could not hold (PATH_MAX).
+void check_length(std::string_view raw, const char* text, const char* what) {
+    if (text != nullptr && std::strlen(text) > MAX_PATH_BYTES) {
+        refuse(raw, std::string("has ") + what + " longer than " + std::to_string(MAX_PATH_BYTES) +
+                        " bytes");
     }
 }
 
@@ -216,6 +219,9 @@ void check_symlinks(const symlink_map& links, const std::vector<std::string>& or
 std::string checked_name(archive_entry* entry) {
     const char* raw = archive_entry_pathname(entry);
     if (raw == nullptr) throw extract_error("archive entry has an unreadable name");
+    check_length(raw, raw, "a name");
+    check_length(raw, archive_entry_hardlink(entry), "a link target");
+    check_length(raw, archive_entry_symlink(entry), "a link target");
     std::string name;
     if (!normalize_name(raw, name)) refuse(raw, "escapes the action directory");
     const mode_t type = archive_entry_filetype(entry);
@@ -230,6 +236,34 @@ std::string checked_name(archive_entry* entry) {
     }
     if (name.empty() && type != AE_IFDIR) refuse(raw, "has no name");
     return name;
+}
+
+// Adds a checked entry to the tree, refusing what the tree refuses.
+void add_to_tree(archive_tree& tree, archive_entry* entry, const std::string& name) {
+    const char* raw = archive_entry_pathname(entry);
+    std::optional<std::string> refused;
+    if (const char* target = archive_entry_hardlink(entry)) {
+        std::string normal_target;
+        normalize_name(target, normal_target);
+        refused = tree.add_hard_link(name, normal_target);
+    } else if (archive_entry_filetype(entry) == AE_IFDIR) {
+        refused = tree.add_folder(name);
+    } else if (archive_entry_filetype(entry) == AE_IFLNK) {
+        const char* link = archive_entry_symlink(entry);
+        refused = tree.add_symlink(name, link != nullptr ? link : "");
+    } else {
+        refused = tree.add_file(name);
+    }
+    if (refused) refuse(raw, *refused);
+    check_tree_size(tree);
+}
+
+// Refuses the first symlink of the tree that leads outside.
+void check_links(const archive_tree& tree) {
+    if (const auto escaping = tree.first_escaping_link()) {
+        refuse(escaping->name,
+               "is a symlink to " + quote_name(escaping->target) + " outside the action directory");
+    }
 }
 
 // ---- reading ---------------------------------------------------------------------------------
@@ -264,35 +298,32 @@ archive_entry* next_entry(archive* reader) {
 }
 
 // First pass: refuses hostile or oversized archives before anything is written.
-void scan_archive(std::string_view data, std::uint64_t max_bytes) {
+void scan_archive(std::string_view data, std::uint64_t max_bytes, const extract_deadline& time) {
     const archive_reader reader = open_reader(data);
-    symlink_map links;
-    std::vector<std::string> link_order;
+    archive_tree tree;
     std::size_t entries = 0;
     std::uint64_t bytes = 0;
     while (archive_entry* entry = next_entry(reader.get())) {
-        const std::string name = checked_name(entry);
+        time.check();
         count_entry(entries);
+        const std::string name = checked_name(entry);
+        if (name.empty()) continue;  // the archive's own root folder
+        add_to_tree(tree, entry, name);
         const bool is_link =
             archive_entry_filetype(entry) == AE_IFLNK && archive_entry_hardlink(entry) == nullptr;
-        const char* target = archive_entry_symlink(entry);
-        if (is_link && target != nullptr) {
-            links[name] = target;
-            link_order.push_back(name);
-        } else {
-            links.erase(name);
-        }
         if (!is_link && archive_entry_size_is_set(entry) && archive_entry_size(entry) > 0) {
             add_bytes(bytes, static_cast<std::uint64_t>(archive_entry_size(entry)), max_bytes);
         }
     }
-    check_symlinks(links, link_order);
+    time.check();
+    check_links(tree);
 }
 
 // ---- writing ---------------------------------------------------------------------------------
 
 struct extraction {
     fs::path root;  // canonical destination
+    const extract_deadline* time = nullptr;
     std::uint64_t max_bytes = 0;
     std::uint64_t bytes = 0;
     std::unordered_set<std::string> seen;  // normal names written so far
@@ -312,17 +343,22 @@ void finish_entry(archive* writer, std::string_view name) {
 }
 
 // Writes the folders above `name` that the archive did not list (tar often omits them), 0755.
+// A folder is written after all those above it, so the walk up stops at the first one seen.
 void write_parents(archive* writer, extraction& x, const std::string& name) {
-    std::string parent;
-    for (std::size_t slash = name.find('/'); slash != std::string::npos;
-         slash = name.find('/', slash + 1)) {
-        parent = name.substr(0, slash);
-        if (!x.seen.insert(parent).second) continue;
+    std::vector<std::string> missing;
+    for (std::size_t slash = name.rfind('/'); slash != std::string::npos && slash > 0;
+         slash = name.rfind('/', slash - 1)) {
+        std::string parent = name.substr(0, slash);
+        if (x.seen.count(parent) != 0) break;
+        missing.push_back(std::move(parent));
+    }
+    for (auto parent = missing.rbegin(); parent != missing.rend(); ++parent) {
+        x.seen.insert(*parent);
         const entry_ptr folder{archive_entry_new()};
-        archive_entry_copy_pathname(folder.get(), on_disk(x, parent).c_str());
+        archive_entry_copy_pathname(folder.get(), on_disk(x, *parent).c_str());
         archive_entry_set_mode(folder.get(), AE_IFDIR | 0755);
-        write_header(writer, folder.get(), parent);
-        finish_entry(writer, parent);
+        write_header(writer, folder.get(), *parent);
+        finish_entry(writer, *parent);
     }
 }
 
@@ -338,6 +374,20 @@ void normalize_mode(archive_entry* entry) {
     archive_entry_set_perm(entry, perm);
 }
 
+// Writes one block of data in pieces of WRITE_PIECE bytes, checking the time before each (a
+// stored zip entry comes as one block, however big).
+void write_block(archive* writer, const extraction& x, const char* block, std::size_t size,
+                 la_int64_t offset, std::string_view name) {
+    for (std::size_t done = 0; done < size; done += WRITE_PIECE) {
+        x.time->check();
+        const std::size_t piece = std::min(WRITE_PIECE, size - done);
+        if (archive_write_data_block(writer, block + done, piece,
+                                     offset + static_cast<la_int64_t>(done)) != ARCHIVE_OK) {
+            entry_failure(name, writer);
+        }
+    }
+}
+
 void copy_data(archive* reader, archive* writer, extraction& x, std::string_view name) {
     const void* block = nullptr;
     std::size_t size = 0;
@@ -347,9 +397,7 @@ void copy_data(archive* reader, archive* writer, extraction& x, std::string_view
         if (status == ARCHIVE_EOF) return;
         if (status < ARCHIVE_WARN) entry_failure(name, reader);
         add_bytes(x.bytes, size, x.max_bytes);
-        if (archive_write_data_block(writer, block, size, offset) != ARCHIVE_OK) {
-            entry_failure(name, writer);
-        }
+        write_block(writer, x, static_cast<const char*>(block), size, offset, name);
     }
 }
 
@@ -378,9 +426,72 @@ void write_archive(std::string_view data, extraction& x) {
     if (!writer) throw extract_error("cannot extract archive: out of memory");
     archive_write_disk_set_options(writer.get(), DISK_FLAGS);
     while (archive_entry* entry = next_entry(reader.get())) {
+        x.time->check();
         write_entry(reader.get(), writer.get(), entry, x);
     }
     if (archive_write_close(writer.get()) != ARCHIVE_OK) archive_failure(writer.get());
+}
+
+// ---- checking what was written ---------------------------------------------------------------
+
+// A regular file with more than one name: how many names it has, how many the folder holds.
+struct shared_inode {
+    std::string name;  // the first one met
+    nlink_t links = 0;
+    nlink_t inside = 0;
+};
+using inode_key = std::pair<dev_t, ino_t>;
+
+[[noreturn]] void check_failure(const std::string& what) {
+    throw extract_error("cannot check the extracted archive: " + what);
+}
+
+void add_written(archive_tree& tree, std::map<inode_key, shared_inode>& shared,
+                 const fs::path& root, const fs::path& path) {
+    const std::string name = path.lexically_relative(root).generic_string();
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) check_failure(name + ": " + std::strerror(errno));
+    std::optional<std::string> refused;
+    if (S_ISLNK(st.st_mode)) {
+        std::error_code error;
+        const fs::path target = fs::read_symlink(path, error);
+        if (error) check_failure(name + ": " + error.message());
+        refused = tree.add_symlink(name, target.string());
+    } else if (S_ISDIR(st.st_mode)) {
+        refused = tree.add_folder(name);
+    } else if (S_ISREG(st.st_mode)) {
+        refused = tree.add_file(name);
+        if (st.st_nlink > 1) {
+            shared_inode& file = shared[inode_key{st.st_dev, st.st_ino}];
+            if (file.name.empty()) file.name = name;
+            file.links = st.st_nlink;
+            ++file.inside;
+        }
+    } else {
+        refused = "is not a file, a folder or a link";
+    }
+    if (refused) refuse(name, *refused);
+}
+
+// Last pass: what is on disk now, checked as the archive was (whatever libarchive made of the
+// entries), plus hard links: a file with more names than the folder holds shares its inode
+// with a file outside.
+void check_written(const extraction& x) {
+    archive_tree tree;
+    std::map<inode_key, shared_inode> shared;
+    std::error_code error;
+    for (auto it = fs::recursive_directory_iterator(x.root, error);
+         !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+        x.time->check();
+        add_written(tree, shared, x.root, it->path());
+    }
+    if (error) check_failure(error.message());
+    for (const auto& inode : shared) {
+        if (inode.second.inside < inode.second.links) {
+            refuse(inode.second.name, "is a hard link to a file outside the action directory");
+        }
+    }
+    check_links(tree);
 }
 
 void write_executable(std::string_view data, const fs::path& file) {
@@ -431,7 +542,7 @@ archive_writer open_zip_writer(std::string& out) {
 void zip_file_data(archive* writer, const fs::path& file) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw extract_error("cannot zip: cannot read " + file.string());
-    std::vector<char> buffer(64 * 1024);
+    std::vector<char> buffer(std::size_t{64} * 1024);
     while (in) {
         in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
         const auto got = static_cast<std::size_t>(in.gcount());
@@ -481,9 +592,11 @@ bool is_runnable_file(const std::filesystem::path& file) {
 
 void extract_archive(std::string_view data, const std::filesystem::path& dest) {
     const utf8_names names;
+    const extract_deadline time;
     const std::uint64_t max_bytes = max_extract_bytes();
-    scan_archive(data, max_bytes);
+    scan_archive(data, max_bytes, time);
     extraction x;
+    x.time = &time;
     std::error_code error;
     x.root = fs::canonical(dest, error);  // no symlinks above: SECURE_SYMLINKS checks them all
     if (error) {
@@ -491,6 +604,7 @@ void extract_archive(std::string_view data, const std::filesystem::path& dest) {
     }
     x.max_bytes = max_bytes;
     write_archive(data, x);
+    check_written(x);
 }
 
 bool is_jar(std::string_view data) {

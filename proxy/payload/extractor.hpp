@@ -31,9 +31,12 @@ struct extract_error : std::runtime_error {
 };
 
 // Unpacks a zip (or jar) or a tar.gz held in memory into `dest` (exists, empty). Every entry is
-// checked before anything is written: absolute names, `..` components, links leaving `dest`,
-// device/fifo entries, more than 100000 entries or more than OW_MAX_EXTRACT_BYTES (default
-// 1 GiB) of content are refused. Throws extract_error.
+// checked before anything is written, in the order the entries come (payload/archive_tree.hpp):
+// absolute names, `..` components, names or link targets over 4095 bytes, names under a
+// symlink, hard links to a symlink, through one, to a folder or to a later entry, symlinks that
+// end up leaving `dest`, device/fifo entries, more than 100000 entries or more than
+// OW_MAX_EXTRACT_BYTES (default 1 GiB) of content are refused; what was written is checked
+// again afterwards. Stops past OW_EXTRACT_TIMEOUT_MS (default 60 s). Throws extract_error.
 void extract_archive(std::string_view data, const std::filesystem::path& dest);
 
 // A zip with an entry named exactly META-INF/MANIFEST.MF (for OW_SAVE_JAR).

@@ -52,6 +52,8 @@ unsigned unix_mode(const archive_entry& entry) {
             return S_DIR | (entry.mode & 07777U);
         case archive_entry::kind::symlink:
             return S_LINK | 0777U;
+        case archive_entry::kind::hard_link:
+            throw std::runtime_error("zip has no hard links");
         case archive_entry::kind::file:
             break;
     }
@@ -95,24 +97,37 @@ void put_octal(char* field, std::size_t width, unsigned long long value) {
     std::snprintf(field, width, "%0*llo", static_cast<int>(width - 1), value);
 }
 
-std::string tar_header(const archive_entry& entry) {
-    std::array<char, 512> block{};
-    if (entry.name.size() > 99 || entry.content.size() > 99) {
-        throw std::runtime_error("tar entry name too long for the test builder");
+char tar_type(archive_entry::kind type) {
+    switch (type) {
+        case archive_entry::kind::directory:
+            return '5';
+        case archive_entry::kind::symlink:
+            return '2';
+        case archive_entry::kind::hard_link:
+            return '1';
+        case archive_entry::kind::file:
+            break;
     }
-    std::memcpy(block.data(), entry.name.data(), entry.name.size());
-    put_octal(block.data() + 100, 8, entry.mode & 07777U);
+    return '0';
+}
+
+bool is_link(const archive_entry& entry) {
+    return entry.type == archive_entry::kind::symlink ||
+           entry.type == archive_entry::kind::hard_link;
+}
+
+// One 512-byte ustar header; `name` and `link` must fit their fields (99 bytes each).
+std::string ustar_block(const std::string& name, const std::string& link, char type, unsigned mode,
+                        std::size_t size) {
+    std::array<char, 512> block{};
+    std::memcpy(block.data(), name.data(), std::min<std::size_t>(name.size(), 99));
+    put_octal(block.data() + 100, 8, mode & 07777U);
     put_octal(block.data() + 108, 8, 0);  // uid
     put_octal(block.data() + 116, 8, 0);  // gid
-    const bool has_data = entry.type == archive_entry::kind::file;
-    put_octal(block.data() + 124, 12, has_data ? entry.content.size() : 0);
+    put_octal(block.data() + 124, 12, size);
     put_octal(block.data() + 136, 12, 0);  // mtime
-    block[156] = entry.type == archive_entry::kind::file        ? '0'
-                 : entry.type == archive_entry::kind::directory ? '5'
-                                                                : '2';
-    if (entry.type == archive_entry::kind::symlink) {
-        std::memcpy(block.data() + 157, entry.content.data(), entry.content.size());
-    }
+    block[156] = type;
+    std::memcpy(block.data() + 157, link.data(), std::min<std::size_t>(link.size(), 99));
     std::memcpy(block.data() + 257, "ustar", 6);
     std::memcpy(block.data() + 263, "00", 2);
     std::memset(block.data() + 148, ' ', 8);
@@ -123,6 +138,34 @@ std::string tar_header(const archive_entry& entry) {
     std::snprintf(block.data() + 148, 8, "%06lo", sum);
     block[155] = ' ';
     return std::string(block.data(), block.size());
+}
+
+// A pax record "<length> key=value\n", its length counting its own digits.
+std::string pax_record(const std::string& key, const std::string& value) {
+    const std::size_t body = key.size() + value.size() + 3;  // ' ', '=', '\n'
+    std::size_t length = body + 1;
+    while (std::to_string(length).size() + body != length) ++length;
+    return std::to_string(length) + " " + key + "=" + value + "\n";
+}
+
+std::string padded(std::string data) {
+    data.append((512 - data.size() % 512) % 512, '\0');
+    return data;
+}
+
+// The entry's header, preceded by a pax extended header when its name or link is too long.
+std::string tar_header(const archive_entry& entry) {
+    const std::string link = is_link(entry) ? entry.content : "";
+    std::string records;
+    if (entry.name.size() > 99) records += pax_record("path", entry.name);
+    if (link.size() > 99) records += pax_record("linkpath", link);
+    const bool has_data = entry.type == archive_entry::kind::file;
+    std::string out;
+    if (!records.empty()) {
+        out = ustar_block("PaxHeader", "", 'x', 0644, records.size()) + padded(records);
+    }
+    return out + ustar_block(entry.name, link, tar_type(entry.type), entry.mode,
+                             has_data ? entry.content.size() : 0);
 }
 
 }  // namespace
@@ -138,6 +181,10 @@ archive_entry dir_entry(const std::string& name) {
 
 archive_entry symlink_entry(const std::string& name, const std::string& target) {
     return archive_entry{name, target, 0777, archive_entry::kind::symlink};
+}
+
+archive_entry hard_link_entry(const std::string& name, const std::string& target) {
+    return archive_entry{name, target, 0644, archive_entry::kind::hard_link};
 }
 
 std::vector<archive_entry> entries_from_dir(const std::string& dir) {
@@ -181,8 +228,7 @@ std::string make_tar_gz(const std::vector<archive_entry>& entries) {
     for (const auto& entry : entries) {
         tar += tar_header(entry);
         if (entry.type == archive_entry::kind::file) {
-            tar += entry.content;
-            tar.append((512 - entry.content.size() % 512) % 512, '\0');
+            tar += padded(entry.content);
         }
     }
     tar.append(1024, '\0');
