@@ -96,4 +96,6 @@ void go_log(std::string_view message) {
 void write_stdout(std::string_view text) { write_fd(1, text); }
 void write_stderr(std::string_view text) { write_fd(2, text); }
 
+log_backlog_stats log_backlog() { return {}; }
+
 }  // namespace actionloop

@@ -2,6 +2,8 @@
 // end-of-activation sentinels, and the few upstream messages the tests expect verbatim.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace actionloop {
@@ -20,5 +22,13 @@ void go_log(std::string_view message);
 /// Raw text to stdout / stderr, unbuffered.
 void write_stdout(std::string_view text);
 void write_stderr(std::string_view text);
+
+/// The proxy's own log lines held or lost while its stdout/stderr is not read (/metrics).
+struct log_backlog_stats {
+    std::uint64_t dropped_lines = 0;
+    std::uint64_t dropped_bytes = 0;
+    std::uint64_t backlog_bytes = 0;
+};
+log_backlog_stats log_backlog();
 
 }  // namespace actionloop

@@ -88,8 +88,13 @@ int offline_compile(action_host& host, const settings& config) {
 
 // A scrape: the counters plus what is read at scrape time (on the loop).
 std::string scrape(const action_host& host, const activation_metrics& metrics,
-                   const drain_state& drain) {
+                   const drain_state& drain, const admission_limit& connections) {
     metrics_gauges gauges;
+    gauges.open_connections = connections.count();
+    const log_backlog_stats logs = log_backlog();
+    gauges.log_dropped_lines = logs.dropped_lines;
+    gauges.log_dropped_bytes = logs.dropped_bytes;
+    gauges.log_backlog_bytes = logs.backlog_bytes;
     gauges.restarts = host.action_restarts();
     gauges.queue_depth = host.queued();
     gauges.in_flight = drain.in_flight();
@@ -110,6 +115,7 @@ int serve(action_host& host, const settings& config) {
     }
     static drain_state drain;  // static: the signal thread may outlive this frame
     static activation_metrics metrics;
+    static admission_limit connections(config.max_connections);  // on the loop
     handle_stop_signals(drain, std::chrono::milliseconds(config.shutdown_timeout_ms),
                         [&host](std::chrono::milliseconds left) { host.shutdown_action(left); });
     start_reaper();
@@ -118,7 +124,7 @@ int serve(action_host& host, const settings& config) {
     // The metrics port first: once the action port accepts, both do.
     if (config.metrics_port != 0) {
         start_metrics_server(loop, config.host, config.metrics_port,
-                             [&host] { return scrape(host, metrics, drain); });
+                             [&host] { return scrape(host, metrics, drain, connections); });
     }
     asio::thread_pool workers(std::max<size_t>(config.threads, 1));  // /init, single entrypoint
     host.attach(loop, workers);
@@ -129,8 +135,9 @@ int serve(action_host& host, const settings& config) {
                                   host, knative::load_platform_config(), drain, metrics))
                             : classic.emplace(host, drain, metrics);
     spdlog::debug("listening on {}:{}", config.host, config.port);
-    const listen_options options{config.host, config.port, config.max_body_bytes,
-                                 std::chrono::microseconds(config.spin_us)};
+    const listen_options options{config.host,           config.port,
+                                 config.max_body_bytes, std::chrono::microseconds(config.spin_us),
+                                 &connections,          &metrics};
     // Throws when it cannot listen.
     serve_http(loop, requests, options, [] { return drain.in_flight() > 0; });
     return 0;
