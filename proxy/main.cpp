@@ -113,6 +113,9 @@ int serve(action_host& host, const settings& config) {
         std::cerr << knative::unsupported_platform_message(*config.runtime_platform) << std::endl;
         return knative::UNSUPPORTED_PLATFORM_EXIT;
     }
+    // From here on no log write blocks its caller (logging.hpp): a stalled log reader does not
+    // stop the event loop.
+    start_log_writers(config.log_buffer_bytes);
     static drain_state drain;  // static: the signal thread may outlive this frame
     static activation_metrics metrics;
     static admission_limit connections(config.max_connections);  // on the loop
@@ -176,11 +179,13 @@ int main(int argc, char** argv) {
     if (config.debug) ::setenv("OW_DEBUG", "1", 1);
     // Before any thread is started (auto: the engine switches, engine/batch_scheduling.hpp).
     if (config.sched_batch == settings::batch_policy::always) use_batch_scheduling();
+    int status = 1;
     try {
         action_host host(config, environ);
-        return config.compile_main ? offline_compile(host, config) : serve(host, config);
+        status = config.compile_main ? offline_compile(host, config) : serve(host, config);
     } catch (const std::exception& e) {
         spdlog::critical("{}", e.what());
-        return 1;
     }
+    flush_logs(std::chrono::seconds(2));  // what the writers hold (logging.hpp), within a bound
+    return status;
 }

@@ -161,7 +161,7 @@ TEST_CASE(
 }
 
 TEST_CASE("knative limits: past OW_MAX_QUEUED a request is refused at once with 503 and "
-          "Retry-After; /health answers; the queued ones are served") {
+          "Retry-After, /health answers, and the queued ones are served") {
     const int metrics_port = pick_free_port();
     proxy_options options = knative({{"OW_MAX_QUEUED", "4"}});
     options.args = {"-metrics-port", std::to_string(metrics_port)};
@@ -202,7 +202,7 @@ TEST_CASE("knative limits: past OW_MAX_QUEUED a request is refused at once with 
 }
 
 TEST_CASE("knative limits: past OW_MAX_CONNECTIONS a connection gets 503, Retry-After and a "
-          "close; /health is still answered; a freed place serves again") {
+          "close, /health is still answered, and a freed place serves again") {
     const int metrics_port = pick_free_port();
     proxy_options options = knative({{"OW_MAX_CONNECTIONS", "8"}});
     options.args = {"-metrics-port", std::to_string(metrics_port)};

@@ -176,7 +176,7 @@ TEST_CASE("activation_queue: oldest_submitted looks at both queues") {
     CHECK(q.oldest_submitted() == activation::clock::time_point::max());
 }
 
-TEST_CASE("admission_limit: at most max places at a time; a place given back is taken again") {
+TEST_CASE("admission_limit: at most max places at a time, and a place given back is taken again") {
     admission_limit limit(2);
     CHECK(limit.try_enter());
     CHECK(limit.try_enter());
