@@ -63,7 +63,8 @@ public:
 
 // One fd's writer: a backlog the proxy's lines go into without waiting (bounded: past it they
 // are dropped and counted) and the output pipes' threads go into when there is room; its
-// thread alone writes to the fd (the only thread that may block on it).
+// thread writes it out, and is the only thread that may block on the fd: anyone else writes
+// directly only what the fd takes at once (a pipe with room, a file), with nothing before it.
 class fd_writer {
 public:
     fd_writer(int fd, size_t bound) : fd_(fd), bound_(bound) {
@@ -98,6 +99,10 @@ public:
         std::unique_lock<std::mutex> guard(lock_);
         while (backlog_locked() >= bound_ && !abandon.load()) {
             room_.wait_for(guard, std::chrono::milliseconds(100));
+        }
+        if (!busy_ && pending_.empty() && writable_now(text.size())) {
+            write_fd(fd_, text);  // whole and at once: no hand-over to the thread
+            return;
         }
         pending_.append(text);
         work_.notify_one();
