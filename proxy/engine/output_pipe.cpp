@@ -148,25 +148,32 @@ void output_pipe::post(marker m) {
 
 void output_pipe::inject(std::string_view text, bool sentinel,
                          const std::function<void(std::string_view)>& direct) {
-    {
-        std::lock_guard<std::mutex> guard(lock_);
-        // Everything read was handed on and nothing is unread or waiting: the proxy's line
-        // goes to the writer now, in its place (a sentinel waits for the thread: it ends the
-        // open line, which is the thread's).
-        if (!sentinel && markers_.empty() && !handing_ && unread_bytes(read_end_.get()) == 0) {
-            direct(text);
-            return;
-        }
-        if (injected_bytes_ + text.size() > max_injected_bytes_) {
-            ++dropped_lines_;
-            dropped_bytes_ += text.size();
-            count_dropped_log(1, text.size());
-            return;
-        }
-    }
+    std::unique_lock<std::mutex> guard(lock_);
     marker m{0, std::string(text), sentinel, sentinel, 0};
     if (sentinel && attribution_) m.ending = attribution_->take_ending(stream_);
-    post(std::move(m));
+    // The thread has handed on all it read and the pipe holds nothing: the line goes to the
+    // writer now, after the markers still due, in its place (so it is there before the answer
+    // that follows it, when the fd takes it).
+    if (!handing_ && unread_bytes(read_end_.get()) == 0) {
+        std::string out;
+        for (const marker& due : markers_) apply(due, out);
+        markers_.clear();
+        injected_bytes_ = 0;
+        apply(m, out);
+        direct(out);
+        return;
+    }
+    if (injected_bytes_ + text.size() > max_injected_bytes_) {
+        ++dropped_lines_;
+        dropped_bytes_ += text.size();
+        count_dropped_log(1, text.size());
+        return;
+    }
+    m.at = position_locked();
+    injected_bytes_ += m.text.size();
+    markers_.push_back(std::move(m));
+    guard.unlock();
+    wake();
 }
 
 bool output_pipe::idle() {
@@ -218,68 +225,54 @@ void output_pipe::run() {
 }
 
 // Reads what the pipe holds, in chunks, and hands it on with the markers that fall in it, in
-// order; then the markers due with nothing left to read. Closing: up to what the pipe held
+// order; then the markers due with nothing left to read. The bytes become text under the lock
+// (inject() may do the same), and are handed on without it. Closing: up to what the pipe held
 // when it began, and nothing waits for room. True when anything was handed on.
 bool output_pipe::pump(bool closing) {
     std::vector<char> buf(READ_CHUNK);
     std::string out;
-    std::deque<marker> due;
     bool any = false;
-    std::uint64_t stop_at = 0;
-    if (closing) {
-        std::lock_guard<std::mutex> guard(lock_);
-        stop_at = position_locked();
-    }
+    std::unique_lock<std::mutex> guard(lock_);
+    const std::uint64_t stop_at = closing ? position_locked() : 0;
     for (;;) {
         ssize_t n = 0;
-        std::uint64_t base = 0;
-        {
-            std::lock_guard<std::mutex> guard(lock_);
-            base = consumed_;
-            if (!closing || consumed_ < stop_at) {
-                do {
-                    n = ::read(read_end_.get(), buf.data(), buf.size());
-                } while (n < 0 && errno == EINTR);
-            }
-            if (n > 0) {
-                consumed_ += static_cast<std::uint64_t>(n);
-                keep_tail_locked(buf.data(), static_cast<size_t>(n), base);
-            }
-            while (!markers_.empty() && (markers_.front().at <= consumed_ || (n <= 0 && closing))) {
-                injected_bytes_ -= markers_.front().text.size();
-                due.push_back(std::move(markers_.front()));
-                markers_.pop_front();
-            }
-            handing_ = n > 0 || !due.empty();
-            if (dropped_lines_ != 0 && injected_bytes_ <= max_injected_bytes_ / 2) {
-                marker said{consumed_, {}, false, false, 0};
-                said.text = proxy_log_line(dropped_log_text(dropped_lines_, dropped_bytes_,
-                                                            max_injected_bytes_,
-                                                            target_ == 1 ? "stdout" : "stderr"));
-                dropped_lines_ = dropped_bytes_ = 0;
-                due.push_back(std::move(said));
-                handing_ = true;
-            }
+        if (!closing || consumed_ < stop_at) {
+            do {
+                n = ::read(read_end_.get(), buf.data(), buf.size());
+            } while (n < 0 && errno == EINTR);
         }
-        progress_.notify_all();
-        if (n <= 0 && due.empty()) return any;
+        const std::uint64_t base = consumed_;
+        const std::uint64_t end = base + static_cast<std::uint64_t>(std::max<ssize_t>(n, 0));
+        consumed_ = end;
+        if (n > 0) keep_tail_locked(buf.data(), static_cast<size_t>(n), base);
         out.clear();
         std::uint64_t at = base;
-        const char* data = buf.data();
-        const std::uint64_t end = base + static_cast<std::uint64_t>(std::max<ssize_t>(n, 0));
-        for (const marker& m : due) {
+        while (!markers_.empty() && (markers_.front().at <= end || (n <= 0 && closing))) {
+            const marker& m = markers_.front();
             const std::uint64_t upto = std::min(std::max(m.at, at), end);
-            forward(data + (at - base), static_cast<size_t>(upto - at), out);
+            forward(buf.data() + (at - base), static_cast<size_t>(upto - at), out);
             at = upto;
             apply(m, out);
+            injected_bytes_ -= m.text.size();
+            markers_.pop_front();
         }
-        forward(data + (at - base), static_cast<size_t>(end - at), out);
-        due.clear();
-        if (!out.empty()) write_log_waiting(target_, out, closing_);
-        {
-            std::lock_guard<std::mutex> guard(lock_);
-            handing_ = false;
+        forward(buf.data() + (at - base), static_cast<size_t>(end - at), out);
+        if (dropped_lines_ != 0 && injected_bytes_ <= max_injected_bytes_ / 2) {
+            out +=
+                proxy_log_line(dropped_log_text(dropped_lines_, dropped_bytes_, max_injected_bytes_,
+                                                target_ == 1 ? "stdout" : "stderr"));
+            dropped_lines_ = dropped_bytes_ = 0;
         }
+        progress_.notify_all();
+        if (out.empty()) {
+            if (n <= 0) return any;
+            continue;
+        }
+        handing_ = true;
+        guard.unlock();
+        write_log_waiting(target_, out, closing_);
+        guard.lock();
+        handing_ = false;
         any = true;
     }
 }

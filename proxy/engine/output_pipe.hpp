@@ -134,7 +134,9 @@ private:
     unique_fd write_end_;
     unique_fd wake_;  // eventfd: a marker was posted, or the destructor stops the thread
 
-    std::mutex lock_;  // never held while writing: the loop only ever waits for it briefly
+    // Never held while writing: the loop only ever waits for it briefly (a chunk's conversion).
+    // The pipe's text state below (line_open_, partial_) is under it too.
+    std::mutex lock_;
     std::condition_variable progress_;  // the thread read more, or applied markers
     std::uint64_t consumed_ = 0;        // bytes read from the pipe so far
     std::deque<marker> markers_;        // in order of `at`
@@ -146,7 +148,7 @@ private:
     std::uint64_t tail_from_ = 0;  // mark()'s offset: earlier bytes are not the tail
     std::atomic<bool> closing_{false};
 
-    // The thread's own.
+    // Under lock_.
     bool line_open_ = false;  // the last byte forwarded was not '\n'
     std::string partial_;     // JSON mode: the line read so far (bounded)
     size_t partial_cut_ = 0;  // JSON mode: bytes of the current line beyond the bound
