@@ -1,15 +1,23 @@
 // Logging and the sentinel.
 #include "logging.hpp"
 
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <condition_variable>
 #include <ctime>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include <spdlog/cfg/env.h>
 #include <spdlog/formatter.h>
-#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "log_record.hpp"
@@ -18,6 +26,7 @@ namespace actionloop {
 namespace {
 
 constexpr std::string_view SENTINEL = "XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX\n";
+constexpr size_t ATOMIC_WRITE = 4096;  // PIPE_BUF: a write this small to a pipe is whole
 
 void write_fd(int fd, std::string_view text) {
     while (!text.empty()) {
@@ -52,36 +61,154 @@ public:
     }
 };
 
-}  // namespace
-
-void setup_logging(bool debug, bool json, size_t max_line_bytes) {
-    json_lines = json;
-    json_line_bytes = max_line_bytes;
-    auto logger = spdlog::stderr_logger_mt("proxy");
-    if (json) {
-        logger->set_formatter(std::make_unique<json_formatter>());
-    } else {
-        logger->set_pattern("%Y/%m/%d %H:%M:%S.%e [%l] %v");
+// One fd's writer: a backlog the proxy's lines go into without waiting (bounded: past it they
+// are dropped and counted) and the output pipes' threads go into when there is room; its
+// thread writes it out, and is the only thread that may block on the fd: anyone else writes
+// directly only what the fd takes at once (a pipe with room, a file), with nothing before it.
+class fd_writer {
+public:
+    fd_writer(int fd, size_t bound) : fd_(fd), bound_(bound) {
+        thread_ = std::thread([this] { run(); });
+        thread_.detach();  // lives as long as the process (the exit flushes: flush_logs)
     }
-    logger->set_level(debug ? spdlog::level::debug : spdlog::level::warn);
-    logger->flush_on(spdlog::level::trace);
-    spdlog::set_default_logger(logger);
-    spdlog::cfg::load_env_levels();
-}
 
-void write_sentinels() {
-    write_fd(1, SENTINEL);
-    write_fd(2, SENTINEL);
-}
+    // The proxy's own text: never waits. Written at once when nothing is waiting before it
+    // and the fd takes it without blocking (a line written before an answer is there when the
+    // answer is); else into the backlog. False when dropped.
+    bool put(std::string_view text) {
+        std::lock_guard<std::mutex> guard(lock_);
+        if (!busy_ && pending_.empty() && writable_now(text.size())) {
+            write_fd(fd_, text);
+            return true;
+        }
+        if (backlog_locked() + text.size() > bound_) {
+            ++dropped_lines_;
+            dropped_bytes_ += text.size();
+            ++unsaid_lines_;
+            unsaid_bytes_ += text.size();
+            return false;
+        }
+        pending_.append(text);
+        work_.notify_one();
+        return true;
+    }
 
-void go_log(std::string_view message) {
-    if (json_lines) {
-        std::string record;
-        append_log_record(record, log_time(std::chrono::system_clock::now()), "proxy", nullptr,
-                          message, json_line_bytes, 0, ",\"level\":\"info\"");
-        write_fd(2, record);
+    // An output pipe's text: waits for room (looking at `abandon` now and then: a pipe that
+    // closes stops waiting), never dropped.
+    void put_waiting(std::string_view text, const std::atomic<bool>& abandon) {
+        std::unique_lock<std::mutex> guard(lock_);
+        while (backlog_locked() >= bound_ && !abandon.load()) {
+            room_.wait_for(guard, std::chrono::milliseconds(100));
+        }
+        if (!busy_ && pending_.empty() && writable_now(text.size())) {
+            write_fd(fd_, text);  // whole and at once: no hand-over to the thread
+            return;
+        }
+        pending_.append(text);
+        work_.notify_one();
+    }
+
+    bool wait_idle(std::chrono::steady_clock::time_point until) {
+        std::unique_lock<std::mutex> guard(lock_);
+        return room_.wait_until(guard, until, [&] { return !busy_ && pending_.empty(); });
+    }
+
+    void add_stats(log_backlog_stats& stats) {
+        std::lock_guard<std::mutex> guard(lock_);
+        stats.dropped_lines += dropped_lines_;
+        stats.dropped_bytes += dropped_bytes_;
+        stats.backlog_bytes += backlog_locked();
+    }
+
+private:
+    size_t backlog_locked() const { return pending_.size() + busy_bytes_; }
+
+    // True when `size` bytes go to the fd now without blocking: a pipe or socket with room
+    // (a pipe's POLLOUT promises a page), or a file.
+    bool writable_now(size_t size) const {
+        if (size > ATOMIC_WRITE) return false;
+        pollfd ready{fd_, POLLOUT, 0};
+        return ::poll(&ready, 1, 0) == 1 && (ready.revents & POLLOUT) != 0;
+    }
+
+    void finished_locked() {
+        busy_ = false;
+        busy_bytes_ = 0;
+        say_dropped_locked();
+        if (!pending_.empty()) work_.notify_one();
+        room_.notify_all();
+    }
+
+    // Once the backlog is half free again: one line saying what was lost, where it was lost.
+    void say_dropped_locked() {
+        if (unsaid_lines_ == 0 || backlog_locked() > bound_ / 2) return;
+        pending_.append(dropped_notice(fd_, unsaid_lines_, unsaid_bytes_));
+        unsaid_lines_ = 0;
+        unsaid_bytes_ = 0;
+    }
+
+    void run() {
+        std::string writing;
+        std::unique_lock<std::mutex> guard(lock_);
+        for (;;) {
+            work_.wait(guard, [&] { return !busy_ && !pending_.empty(); });
+            busy_ = true;
+            writing.swap(pending_);
+            busy_bytes_ = writing.size();
+            guard.unlock();
+            write_fd(fd_, writing);
+            writing.clear();
+            guard.lock();
+            finished_locked();
+        }
+    }
+
+    static std::string dropped_notice(int fd, std::uint64_t lines, std::uint64_t bytes);
+
+    const int fd_;
+    const size_t bound_;
+    std::mutex lock_;
+    std::condition_variable work_;  // for the thread: something to write
+    std::condition_variable room_;  // for the waiting pipes and flush_logs: a write ended
+    std::string pending_;
+    bool busy_ = false;  // the thread is writing
+    size_t busy_bytes_ = 0;
+    std::uint64_t dropped_lines_ = 0;
+    std::uint64_t dropped_bytes_ = 0;
+    std::uint64_t unsaid_lines_ = 0;  // dropped since the last notice
+    std::uint64_t unsaid_bytes_ = 0;
+    std::thread thread_;
+};
+
+// Set once by start_log_writers, before the server's threads; never freed (the detached
+// threads use them until the process ends).
+std::array<fd_writer*, 3> writers{nullptr, nullptr, nullptr};
+size_t backlog_bound = 0;
+
+// Which injector takes the proxy's lines for fd 1 and 2 (output_pipe.cpp registers).
+std::mutex routes_lock;
+std::array<log_injector*, 3> routes{nullptr, nullptr, nullptr};
+std::atomic<std::uint64_t> pipe_dropped_lines{0};
+std::atomic<std::uint64_t> pipe_dropped_bytes{0};
+
+// Every write of the proxy's own (never waits once the writers run).
+void emit(int fd, std::string_view text, bool sentinel = false) {
+    if (writers[fd] == nullptr) {
+        write_fd(fd, text);
         return;
     }
+    {
+        std::lock_guard<std::mutex> guard(routes_lock);
+        if (routes[fd] != nullptr) {
+            routes[fd]->inject(text, sentinel,
+                               [fd](std::string_view now) { writers[fd]->put(now); });
+            return;
+        }
+    }
+    writers[fd]->put(text);
+}
+
+std::string plain_line(std::string_view message) {
     std::time_t now = std::time(nullptr);
     std::tm tm{};
     localtime_r(&now, &tm);
@@ -90,10 +217,135 @@ void go_log(std::string_view message) {
     std::string line(stamp);
     line.append(message);
     line.push_back('\n');
-    write_fd(2, line);
+    return line;
 }
 
-void write_stdout(std::string_view text) { write_fd(1, text); }
-void write_stderr(std::string_view text) { write_fd(2, text); }
+std::string fd_writer::dropped_notice(int fd, std::uint64_t lines, std::uint64_t bytes) {
+    return proxy_log_line(
+        dropped_log_text(lines, bytes, backlog_bound, fd == 1 ? "stdout" : "stderr"));
+}
+
+// spdlog's lines through emit(): never waiting on stderr.
+class emitting_sink final : public spdlog::sinks::base_sink<std::mutex> {
+protected:
+    void sink_it_(const spdlog::details::log_msg& msg) override {
+        spdlog::memory_buf_t formatted;
+        formatter_->format(msg, formatted);
+        emit(2, std::string_view(formatted.data(), formatted.size()));
+    }
+    // An explicit flush (the exit's): what is held goes out, within a bound.
+    void flush_() override { flush_logs(std::chrono::seconds(2)); }
+};
+
+}  // namespace
+
+void setup_logging(bool debug, bool json, size_t max_line_bytes) {
+    json_lines = json;
+    json_line_bytes = max_line_bytes;
+    auto logger = std::make_shared<spdlog::logger>("proxy", std::make_shared<emitting_sink>());
+    if (json) {
+        logger->set_formatter(std::make_unique<json_formatter>());
+    } else {
+        logger->set_pattern("%Y/%m/%d %H:%M:%S.%e [%l] %v");
+    }
+    logger->set_level(debug ? spdlog::level::debug : spdlog::level::warn);
+    // Each line is handed on whole as it is logged (emit): no flush after each, which would
+    // wait for the fd; the exit flushes (ops/shutdown.cpp).
+    logger->flush_on(spdlog::level::off);
+    spdlog::set_default_logger(logger);
+    spdlog::cfg::load_env_levels();
+}
+
+void write_sentinels() {
+    emit(1, SENTINEL, true);
+    emit(2, SENTINEL, true);
+}
+
+std::string proxy_log_line(std::string_view message, std::string_view level) {
+    if (!json_lines) return plain_line(message);
+    std::string record;
+    append_log_record(record, log_time(std::chrono::system_clock::now()), "proxy", nullptr, message,
+                      json_line_bytes, 0, std::string(",\"level\":\"").append(level).append("\""));
+    return record;
+}
+
+std::string dropped_log_text(std::uint64_t lines, std::uint64_t bytes, size_t bound,
+                             std::string_view where) {
+    return std::to_string(lines) + " line(s) (" + std::to_string(bytes) +
+           " bytes) of the proxy's own log were dropped: its " + std::string(where) +
+           " was not read for a while and OW_LOG_BUFFER_BYTES (" + std::to_string(bound) +
+           ") were waiting; the action's output is kept whole";
+}
+
+void go_log(std::string_view message) { emit(2, proxy_log_line(message, "info")); }
+
+void write_stdout(std::string_view text) { emit(1, text); }
+void write_stderr(std::string_view text) { emit(2, text); }
+
+void start_log_writers(size_t backlog_bytes) {
+    backlog_bound = std::max<size_t>(backlog_bytes, 1);
+    // The writers' threads take no signal (ops/shutdown.cpp waits for them on its own thread).
+    sigset_t all;
+    sigset_t before;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &before);
+    writers[1] = new fd_writer(1, backlog_bound);  // NOLINT: lives until the process ends
+    writers[2] = new fd_writer(2, backlog_bound);  // NOLINT
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+}
+
+size_t log_backlog_bound() { return backlog_bound != 0 ? backlog_bound : 4u << 20; }
+
+void route_proxy_lines(int fd, log_injector* via) {
+    std::lock_guard<std::mutex> guard(routes_lock);
+    if (writers[fd] != nullptr) routes[fd] = via;
+}
+
+void unroute_proxy_lines(int fd, log_injector* via) {
+    std::lock_guard<std::mutex> guard(routes_lock);
+    if (routes[fd] == via) routes[fd] = nullptr;
+}
+
+void write_log_waiting(int fd, std::string_view text, const std::atomic<bool>& abandon) {
+    if (writers[fd] == nullptr) {
+        write_fd(fd, text);
+        return;
+    }
+    writers[fd]->put_waiting(text, abandon);
+}
+
+void count_dropped_log(std::uint64_t lines, std::uint64_t bytes) {
+    pipe_dropped_lines.fetch_add(lines, std::memory_order_relaxed);
+    pipe_dropped_bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+bool flush_logs(std::chrono::milliseconds within) {
+    const auto until = std::chrono::steady_clock::now() + within;
+    for (int fd : {1, 2}) {
+        for (;;) {  // the pipe's injected lines first: they end up in the writer
+            {
+                std::lock_guard<std::mutex> guard(routes_lock);
+                if (routes[fd] == nullptr || routes[fd]->idle()) break;
+            }
+            if (std::chrono::steady_clock::now() >= until) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+    bool done = true;
+    for (int fd : {1, 2}) {
+        if (writers[fd] != nullptr) done = writers[fd]->wait_idle(until) && done;
+    }
+    return done;
+}
+
+log_backlog_stats log_backlog() {
+    log_backlog_stats stats;
+    stats.dropped_lines = pipe_dropped_lines.load(std::memory_order_relaxed);
+    stats.dropped_bytes = pipe_dropped_bytes.load(std::memory_order_relaxed);
+    for (int fd : {1, 2}) {
+        if (writers[fd] != nullptr) writers[fd]->add_stats(stats);
+    }
+    return stats;
+}
 
 }  // namespace actionloop

@@ -88,8 +88,13 @@ int offline_compile(action_host& host, const settings& config) {
 
 // A scrape: the counters plus what is read at scrape time (on the loop).
 std::string scrape(const action_host& host, const activation_metrics& metrics,
-                   const drain_state& drain) {
+                   const drain_state& drain, const admission_limit& connections) {
     metrics_gauges gauges;
+    gauges.open_connections = connections.count();
+    const log_backlog_stats logs = log_backlog();
+    gauges.log_dropped_lines = logs.dropped_lines;
+    gauges.log_dropped_bytes = logs.dropped_bytes;
+    gauges.log_backlog_bytes = logs.backlog_bytes;
     gauges.restarts = host.action_restarts();
     gauges.queue_depth = host.queued();
     gauges.in_flight = drain.in_flight();
@@ -108,8 +113,12 @@ int serve(action_host& host, const settings& config) {
         std::cerr << knative::unsupported_platform_message(*config.runtime_platform) << std::endl;
         return knative::UNSUPPORTED_PLATFORM_EXIT;
     }
+    // From here on no log write blocks its caller (logging.hpp): a stalled log reader does not
+    // stop the event loop.
+    start_log_writers(config.log_buffer_bytes);
     static drain_state drain;  // static: the signal thread may outlive this frame
     static activation_metrics metrics;
+    static admission_limit connections(config.max_connections);  // on the loop
     handle_stop_signals(drain, std::chrono::milliseconds(config.shutdown_timeout_ms),
                         [&host](std::chrono::milliseconds left) { host.shutdown_action(left); });
     start_reaper();
@@ -118,7 +127,7 @@ int serve(action_host& host, const settings& config) {
     // The metrics port first: once the action port accepts, both do.
     if (config.metrics_port != 0) {
         start_metrics_server(loop, config.host, config.metrics_port,
-                             [&host] { return scrape(host, metrics, drain); });
+                             [&host] { return scrape(host, metrics, drain, connections); });
     }
     asio::thread_pool workers(std::max<size_t>(config.threads, 1));  // /init, single entrypoint
     host.attach(loop, workers);
@@ -129,8 +138,9 @@ int serve(action_host& host, const settings& config) {
                                   host, knative::load_platform_config(), drain, metrics))
                             : classic.emplace(host, drain, metrics);
     spdlog::debug("listening on {}:{}", config.host, config.port);
-    const listen_options options{config.host, config.port, config.max_body_bytes,
-                                 std::chrono::microseconds(config.spin_us)};
+    const listen_options options{config.host,           config.port,
+                                 config.max_body_bytes, std::chrono::microseconds(config.spin_us),
+                                 &connections,          &metrics};
     // Throws when it cannot listen.
     serve_http(loop, requests, options, [] { return drain.in_flight() > 0; });
     return 0;
@@ -169,11 +179,13 @@ int main(int argc, char** argv) {
     if (config.debug) ::setenv("OW_DEBUG", "1", 1);
     // Before any thread is started (auto: the engine switches, engine/batch_scheduling.hpp).
     if (config.sched_batch == settings::batch_policy::always) use_batch_scheduling();
+    int status = 1;
     try {
         action_host host(config, environ);
-        return config.compile_main ? offline_compile(host, config) : serve(host, config);
+        status = config.compile_main ? offline_compile(host, config) : serve(host, config);
     } catch (const std::exception& e) {
         spdlog::critical("{}", e.what());
-        return 1;
     }
+    flush_logs(std::chrono::seconds(2));  // what the writers hold (logging.hpp), within a bound
+    return status;
 }

@@ -97,6 +97,16 @@ const knob VARIABLES[] = {
      "sentinels stay as they are"},
     {"OW_LOG_LINE_BYTES", "16384",
      "in JSON mode, a longer line is cut there and its record says \"truncated\": N"},
+    // The port's bounds and the log backlog (issue 33).
+    {"OW_MAX_CONNECTIONS", "4096",
+     "open connections past this get 503 with Retry-After and are closed (/health is still "
+     "answered); 0: no bound"},
+    {"OW_MAX_QUEUED", "1000",
+     "single-entrypoint mode: requests waiting for the action or in it past this get 503 with "
+     "Retry-After; 0: no bound"},
+    {"OW_LOG_BUFFER_BYTES", "4194304",
+     "the proxy's own log lines held while its stdout/stderr is not read; past it they are "
+     "dropped and counted (the action's output is never dropped: the action waits)"},
     {"ACTIONLOOP_CXXFLAGS", "empty",
      "extra flags for compile (e.g. -O2): in /init's env, or "
      "in the shell for -compile"},
@@ -272,6 +282,10 @@ settings load_settings(int argc, char** argv) {
     s.json_logs = log_format == "json";
     s.log_line_bytes = env_number("OW_LOG_LINE_BYTES", s.log_line_bytes);
     if (s.log_line_bytes == 0) s.log_line_bytes = 1;
+    // The port's bounds and the log backlog (issue 33).
+    s.max_connections = env_number("OW_MAX_CONNECTIONS", s.max_connections);
+    s.max_queued = env_number("OW_MAX_QUEUED", s.max_queued);
+    s.log_buffer_bytes = env_number("OW_LOG_BUFFER_BYTES", s.log_buffer_bytes);
     s.cxxflags = env_string("ACTIONLOOP_CXXFLAGS");
     s.cgroup_dir = env_string("OW_CGROUP_DIR");
     if (const char* platform = std::getenv("__OW_RUNTIME_PLATFORM")) s.runtime_platform = platform;

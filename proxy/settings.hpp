@@ -55,6 +55,11 @@ struct settings {
     std::string cgroup_dir;             // OW_CGROUP_DIR ("": found, engine/cgroup_memory.hpp)
     std::string action_dir = "action";  // where action/N/{src,bin} live (cwd-relative)
 
+    // The port's bounds and the log backlog (issue 33: docs/DEPLOY.md, "Bounds"). 0: no bound.
+    size_t max_connections = 4096;       // OW_MAX_CONNECTIONS: past it, 503 and close
+    size_t max_queued = 1000;            // OW_MAX_QUEUED (single-entrypoint mode): 503
+    size_t log_buffer_bytes = 4u << 20;  // OW_LOG_BUFFER_BYTES: the proxy's own lines held
+
     // Single-entrypoint mode (proxy/knative/): __OW_RUNTIME_PLATFORM, nullopt when unset.
     // Its other variables (__OW_HTTP_METHODS, __OW_ACTION_*) are read by
     // protocol/knative/platform.cpp.

@@ -107,4 +107,29 @@ private:
     size_t in_flight_bytes_ = 0;
 };
 
+/// A bound on how many are admitted at a time (requests waiting for the action, open
+/// connections), on one thread: try_enter() takes a place when there is one, leave() gives it
+/// back. `max` 0: no bound. The protocol and HTTP layers answer a refusal (503).
+class admission_limit {
+public:
+    explicit admission_limit(size_t max) : max_(max) {}
+
+    /// Takes a place; false (nothing taken) when all `max` are taken.
+    bool try_enter() {
+        if (max_ != 0 && count_ >= max_) return false;
+        ++count_;
+        return true;
+    }
+    /// Gives back a place taken by try_enter().
+    void leave() {
+        if (count_ > 0) --count_;
+    }
+    size_t count() const { return count_; }
+    size_t max() const { return max_; }
+
+private:
+    size_t max_;
+    size_t count_ = 0;
+};
+
 }  // namespace actionloop

@@ -1,7 +1,8 @@
 // The executor: one long-lived action process and its pipes (docs/protocol.md, "The engine").
 // stdin carries one request line per activation, fd 3 brings back one answer line (read by
 // the executor only for the ack; the engine reads the answers);
-// stdout and stderr are the proxy's own, inherited, so action logs cost the proxy nothing.
+// stdout and stderr are pipes the proxy forwards to its own (output_pipe.hpp), so the proxy's
+// own lines fall in order with the action's and no log write ever blocks the event loop.
 // Starting (spawn, the ack) blocks and runs on a worker; the activations themselves are
 // driven by the activation engine (engine.hpp) on the event loop, through the non-blocking
 // accessors below.
@@ -35,7 +36,7 @@ struct executor_options {
     int ack_timeout_ms = 60000;
     size_t max_answer_bytes = 50u << 20;
     /// OW_LOG_FORMAT=json: stdout and stderr become records tagged with their activation
-    /// (output_pipe.hpp); null: plain, stderr forwarded as it is, stdout the proxy's own.
+    /// (output_pipe.hpp); null: plain, both forwarded as they are.
     std::shared_ptr<log_attribution> log_tags;
     size_t max_log_line_bytes = 16384;  // OW_LOG_LINE_BYTES (JSON mode)
 };
@@ -62,9 +63,7 @@ public:
     explicit executor(executor_options options)
         : options_(std::move(options)),
           stderr_(2, options_.log_tags, options_.max_log_line_bytes),
-          stdout_(options_.log_tags ? std::make_unique<output_pipe>(1, options_.log_tags,
-                                                                    options_.max_log_line_bytes)
-                                    : nullptr),
+          stdout_(std::make_unique<output_pipe>(1, options_.log_tags, options_.max_log_line_bytes)),
           ack_(options_.max_answer_bytes) {}
     ~executor() { child_.kill(); }  // before the stderr pipe forwards its last bytes
 
@@ -125,7 +124,7 @@ private:
 
     executor_options options_;
     output_pipe stderr_;  // the action's fd 2, for every process started (output_pipe.hpp)
-    std::unique_ptr<output_pipe> stdout_;  // its fd 1 in JSON mode; else the proxy's own
+    std::unique_ptr<output_pipe> stdout_;  // its fd 1 (output_pipe.hpp)
     child_process child_;
     unique_fd stdin_;
     unique_fd fd3_;

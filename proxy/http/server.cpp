@@ -83,7 +83,10 @@ void serve_http(asio::io_context& loop, handler& requests, const listen_options&
     tcp::acceptor acceptor(loop);
     bind_listener(acceptor, options.host, options.port);
     connection_timeouts timeouts(loop);
-    session_context context{requests, options.max_body_bytes, timeouts};
+    admission_limit unbounded(0);
+    session_context context{requests, options.max_body_bytes, timeouts,
+                            options.connections != nullptr ? *options.connections : unbounded,
+                            options.metrics};
     listener accepting(loop, acceptor, context);
     accepting.accept();
     for (;;) {

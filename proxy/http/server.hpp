@@ -17,6 +17,8 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "engine/activation_queue.hpp"
+#include "ops/metrics.hpp"
 #include "protocol/exchange.hpp"
 
 namespace actionloop {
@@ -24,8 +26,10 @@ namespace actionloop {
 struct listen_options {
     std::string host;
     int port = 8080;
-    size_t max_body_bytes = 0;          // OW_MAX_BODY_BYTES: 413 past it
-    std::chrono::microseconds spin{0};  // OW_SPIN_US: the idle poll (event_loop.hpp)
+    size_t max_body_bytes = 0;               // OW_MAX_BODY_BYTES: 413 past it
+    std::chrono::microseconds spin{0};       // OW_SPIN_US: the idle poll (event_loop.hpp)
+    admission_limit* connections = nullptr;  // OW_MAX_CONNECTIONS (null: no bound), on the loop
+    activation_metrics* metrics = nullptr;   // counts the connections refused (may be null)
 };
 
 /// Binds `options.host`:`options.port` (SO_REUSEADDR, not SO_REUSEPORT, backlog SOMAXCONN) and

@@ -6,6 +6,7 @@
 #include <boost/asio/write.hpp>
 
 #include "protocol/error_answer.hpp"
+#include "protocol/router.hpp"
 
 namespace actionloop {
 namespace {
@@ -14,8 +15,9 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using namespace std::chrono_literals;
 
-constexpr auto IDLE_TIMEOUT = 60s;  // between two requests of a keep-alive connection
-constexpr auto IO_TIMEOUT = 300s;   // a slow client sending a large action, or reading
+constexpr auto IDLE_TIMEOUT = 60s;       // between two requests of a keep-alive connection
+constexpr auto IO_TIMEOUT = 300s;        // a slow client sending a large action, or reading
+constexpr auto OVER_LIMIT_TIMEOUT = 5s;  // for a request header past OW_MAX_CONNECTIONS
 constexpr size_t HEADER_LIMIT = 64u << 10;
 constexpr size_t DRAIN_LIMIT = 1u << 30;  // what is read and dropped after a 413
 constexpr const char* CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -26,7 +28,8 @@ void session::read_header() {
     parser_.emplace();
     parser_->header_limit(HEADER_LIMIT);
     parser_->body_limit(context_.max_body_bytes);
-    connection_timeouts::expires_after(timeout_, IDLE_TIMEOUT);
+    if (!admitted_) admitted_ = context_.connections.try_enter();  // a place came free
+    connection_timeouts::expires_after(timeout_, admitted_ ? IDLE_TIMEOUT : OVER_LIMIT_TIMEOUT);
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](error_code ec, size_t) { self->on_header(ec); });
@@ -40,6 +43,7 @@ void session::on_header(error_code ec) {
     const auto& request = parser_->get();
     version_ = request.version();
     keep_alive_ = request.keep_alive();
+    if (refuse_over_limit()) return;
     if (parser_->is_done()) {
         dispatch();
         return;
@@ -53,6 +57,20 @@ void session::on_header(error_code ec) {
         return;
     }
     if (parse_buffered_body()) dispatch();
+}
+
+// Past OW_MAX_CONNECTIONS: a probe (/health) is still served; any other request is answered
+// 503 before its body is read, the rest of it dropped, and the connection ends. True when
+// refused.
+bool session::refuse_over_limit() {
+    if (admitted_) return false;
+    const auto target = parser_->get().target();
+    if (route_of(std::string_view(target.data(), target.size())) == route::health) return false;
+    if (context_.metrics != nullptr) {
+        context_.metrics->refused(activation_metrics::refusal_reason::connections);
+    }
+    respond(too_many_connections_answer(context_.connections.max()), true);
+    return true;
 }
 
 // The body usually comes in the same segment as the header: parsed from the buffer here (by

@@ -14,7 +14,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "engine/activation_queue.hpp"
 #include "http/timeouts.hpp"
+#include "ops/metrics.hpp"
 #include "protocol/exchange.hpp"
 
 namespace actionloop {
@@ -24,13 +26,23 @@ struct session_context {
     handler& handle;                // every request that could be read
     size_t max_body_bytes;          // OW_MAX_BODY_BYTES
     connection_timeouts& timeouts;  // every connection's deadline
+    admission_limit& connections;   // OW_MAX_CONNECTIONS: the sessions that may be served
+    activation_metrics* metrics;    // counts the connections refused (may be null)
 };
 
 class session : public std::enable_shared_from_this<session> {
 public:
+    /// Past OW_MAX_CONNECTIONS open sessions, a new one is over the limit: it answers /health
+    /// and, to anything else, 503 with Retry-After, then closes (each answer, never a drop).
     session(loop_socket socket, session_context& context)
-        : stream_(std::move(socket)), context_(context), timeout_(context.timeouts.add(stream_)) {}
-    ~session() { context_.timeouts.remove(timeout_); }
+        : stream_(std::move(socket)),
+          context_(context),
+          timeout_(context.timeouts.add(stream_)),
+          admitted_(context.connections.try_enter()) {}
+    ~session() {
+        context_.timeouts.remove(timeout_);
+        if (admitted_) context_.connections.leave();
+    }
     session(const session&) = delete;
     session& operator=(const session&) = delete;
 
@@ -41,6 +53,7 @@ private:
 
     void read_header();
     void on_header(error_code ec);
+    bool refuse_over_limit();
     void read_body();
     bool parse_buffered_body();
     void on_body(error_code ec);
@@ -60,6 +73,7 @@ private:
     std::optional<in_flight_ticket> ticket_;  // an admitted request until its answer is written
     session_context& context_;
     connection_timeouts::handle timeout_;
+    bool admitted_;  // within OW_MAX_CONNECTIONS (else only /health is served)
 };
 
 }  // namespace actionloop

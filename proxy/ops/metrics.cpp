@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <utility>
 #include <vector>
 
 #include <prometheus/metric_family.h>
@@ -50,6 +51,23 @@ prometheus::MetricFamily activations_family(const activation_metrics& counted) {
             m.counter.value = static_cast<double>(counted.activations(is_run, o));
             f.metric.push_back(m);
         }
+    }
+    return f;
+}
+
+prometheus::MetricFamily refusals_family(const activation_metrics& counted) {
+    using reason = activation_metrics::refusal_reason;
+    prometheus::MetricFamily f =
+        family("actionloop_refused_total",
+               "requests answered 503 by a bound before any work (OW_MAX_QUEUED: queue, "
+               "OW_MAX_CONNECTIONS: connections)",
+               prometheus::MetricType::Counter);
+    for (const auto& [why, name] :
+         {std::pair{reason::queue, "queue"}, std::pair{reason::connections, "connections"}}) {
+        prometheus::ClientMetric m;
+        m.label = {label("reason", name)};
+        m.counter.value = static_cast<double>(counted.refusals(why));
+        f.metric.push_back(m);
     }
     return f;
 }
@@ -164,6 +182,20 @@ std::string render_metrics(const activation_metrics& counted, const metrics_gaug
                               MetricType::Counter, static_cast<double>(counted.bytes_in())));
     families.push_back(single("actionloop_sent_bytes_total", "/init and /run answer bodies",
                               MetricType::Counter, static_cast<double>(counted.bytes_out())));
+    families.push_back(refusals_family(counted));
+    families.push_back(single("actionloop_open_connections",
+                              "HTTP connections open on the action port", MetricType::Gauge,
+                              static_cast<double>(gauges.open_connections)));
+    families.push_back(single("actionloop_log_dropped_lines_total",
+                              "the proxy's own log lines dropped because its stdout/stderr was "
+                              "not read (OW_LOG_BUFFER_BYTES); the action's output is never "
+                              "dropped",
+                              MetricType::Counter, static_cast<double>(gauges.log_dropped_lines)));
+    families.push_back(single("actionloop_log_dropped_bytes_total", "the bytes of those lines",
+                              MetricType::Counter, static_cast<double>(gauges.log_dropped_bytes)));
+    families.push_back(single("actionloop_log_backlog_bytes",
+                              "the proxy's own log bytes waiting for its stdout/stderr",
+                              MetricType::Gauge, static_cast<double>(gauges.log_backlog_bytes)));
     families.push_back(single("process_resident_memory_bytes", "the proxy's resident set size",
                               MetricType::Gauge, static_cast<double>(gauges.resident_bytes)));
     return prometheus::TextSerializer().Serialize(families);

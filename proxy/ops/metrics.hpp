@@ -68,19 +68,34 @@ public:
     std::uint64_t bytes_in() const { return bytes_in_.load(std::memory_order_relaxed); }
     std::uint64_t bytes_out() const { return bytes_out_.load(std::memory_order_relaxed); }
 
+    /// A request refused with 503 by a bound before any work: OW_MAX_QUEUED (`queue`) or
+    /// OW_MAX_CONNECTIONS (`connections`). Not an activation: not in activations().
+    enum class refusal_reason : std::size_t { queue = 0, connections = 1 };
+    void refused(refusal_reason why) {
+        refused_[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
+    }
+    std::uint64_t refusals(refusal_reason why) const {
+        return refused_[static_cast<std::size_t>(why)].load(std::memory_order_relaxed);
+    }
+
 private:
     std::array<std::array<std::atomic<std::uint64_t>, OUTCOMES>, 2> counts_{};  // [is_run]
     std::array<latency_histogram, 2> latency_;
     std::atomic<std::uint64_t> bytes_in_{0};
     std::atomic<std::uint64_t> bytes_out_{0};
+    std::array<std::atomic<std::uint64_t>, 2> refused_{};
 };
 
 /// What a scrape reads besides the counters.
 struct metrics_gauges {
-    std::uint64_t restarts = 0;        // action processes started again after dying
-    std::size_t queue_depth = 0;       // activations waiting for the action
-    int in_flight = 0;                 // /init and /run accepted, answer not yet written
-    std::uint64_t resident_bytes = 0;  // the proxy's RSS
+    std::uint64_t restarts = 0;           // action processes started again after dying
+    std::size_t queue_depth = 0;          // activations waiting for the action
+    int in_flight = 0;                    // /init and /run accepted, answer not yet written
+    std::uint64_t resident_bytes = 0;     // the proxy's RSS
+    std::size_t open_connections = 0;     // HTTP connections open on the action port
+    std::uint64_t log_dropped_lines = 0;  // the proxy's own log lines dropped (logging.hpp)
+    std::uint64_t log_dropped_bytes = 0;
+    std::uint64_t log_backlog_bytes = 0;  // the proxy's own log bytes not written yet
 };
 
 /// The Prometheus text exposition (format 0.0.4) of `counted` and `gauges`.

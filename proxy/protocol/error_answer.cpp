@@ -26,4 +26,18 @@ answer too_large_answer(size_t limit) {
 
 answer malformed_request_answer() { return error_answer(BAD_REQUEST, "HTTP error 400"); }
 
+std::string queue_full_text(size_t limit) {
+    return "The runtime is busy: OW_MAX_QUEUED (" + std::to_string(limit) +
+           ") requests are waiting for the action; try again later.";
+}
+
+answer too_many_connections_answer(size_t limit) {
+    answer a = error_answer(SERVICE_UNAVAILABLE, "The runtime is busy: OW_MAX_CONNECTIONS (" +
+                                                     std::to_string(limit) +
+                                                     ") connections are open; try again later.");
+    a.headers.emplace_back("Retry-After", RETRY_AFTER_SECONDS);
+    a.last = true;
+    return a;
+}
+
 }  // namespace actionloop

@@ -48,4 +48,14 @@ answer too_large_answer(size_t limit);
 /// A request that is not HTTP: 400, as Go's server says it.
 answer malformed_request_answer();
 
+/// Seconds a client is told to wait (Retry-After) when a bound below refuses it.
+inline constexpr const char* RETRY_AFTER_SECONDS = "1";
+
+/// "…OW_MAX_QUEUED (N) requests are waiting for the action; try again later." (single-
+/// entrypoint mode renders it as its own error body, with 503 and Retry-After).
+std::string queue_full_text(size_t limit);
+
+/// Past OW_MAX_CONNECTIONS open connections: 503, Retry-After, and the connection closes.
+answer too_many_connections_answer(size_t limit);
+
 }  // namespace actionloop

@@ -31,9 +31,28 @@ clock::time_point deadline_of(const settings& config, const std::string& body) {
     return clock::now() + left + milliseconds(config.deadline_grace_ms);
 }
 
+// Which bound stops an activation: the request's deadline, or OW_RUN_TIMEOUT_MS because the
+// request had none (`missing`) or a client asked for more (`clamped`).
+enum class bound { deadline, missing, clamped };
+
+answer deadline_answer(const settings& config, bound by) {
+    if (by == bound::deadline) {
+        spdlog::warn("the action missed its deadline; stopped it");
+        return error_answer(BAD_GATEWAY,
+                            "The action did not answer before its deadline and was stopped.");
+    }
+    spdlog::warn("the action ran longer than OW_RUN_TIMEOUT_MS ({} ms); stopped it",
+                 config.run_timeout_ms);
+    const std::string why = by == bound::missing
+                                ? "; the request had no deadline"
+                                : ", the bound of every request in single-entrypoint mode";
+    return error_answer(BAD_GATEWAY, "The action did not answer within OW_RUN_TIMEOUT_MS (" +
+                                         std::to_string(config.run_timeout_ms) + " ms" + why +
+                                         ") and was stopped.");
+}
+
 // One activation's outcome as the /run answer.
-answer answer_of(const settings& config, activation_result result, bool bounded_by_setting,
-                 answer_check check) {
+answer answer_of(const settings& config, activation_result result, bound by, answer_check check) {
     if (result.no_action) return error_answer(INTERNAL_ERROR, "no action defined yet");
     if (!result.start_failure.empty()) {
         return error_answer(BAD_GATEWAY, "cannot start action: " + result.start_failure);
@@ -55,17 +74,7 @@ answer answer_of(const settings& config, activation_result result, bool bounded_
             }
             return error_answer(BAD_REQUEST, "command exited");
         case executor::outcome::deadline:
-            if (bounded_by_setting) {
-                spdlog::warn("the action ran longer than OW_RUN_TIMEOUT_MS ({} ms); stopped it",
-                             config.run_timeout_ms);
-                return error_answer(BAD_GATEWAY,
-                                    "The action did not answer within OW_RUN_TIMEOUT_MS (" +
-                                        std::to_string(config.run_timeout_ms) +
-                                        " ms; the request had no deadline) and was stopped.");
-            }
-            spdlog::warn("the action missed its deadline; stopped it");
-            return error_answer(BAD_GATEWAY,
-                                "The action did not answer before its deadline and was stopped.");
+            return deadline_answer(config, by);
         case executor::outcome::too_large:
             spdlog::warn("the action's answer passed {} bytes; stopped it",
                          config.max_answer_bytes);
@@ -80,19 +89,27 @@ answer answer_of(const settings& config, activation_result result, bool bounded_
 
 answer not_object_answer() { return error_answer(BAD_GATEWAY, NOT_OBJECT); }
 
-void run_step(action_host& host, std::string body, reply_fn done, answer_check check) {
+void run_step(action_host& host, std::string body, reply_fn done, answer_check check,
+              deadline_source source) {
     const settings& config = host.config();
-    const auto given = deadline_of(config, body);
-    // No deadline in the request (Knative, a plain HTTP client): OW_RUN_TIMEOUT_MS bounds it.
-    const bool bounded_by_setting = given == clock::time_point::max() && config.run_timeout_ms > 0;
-    const auto deadline = bounded_by_setting
-                              ? clock::now() + std::chrono::milliseconds(config.run_timeout_ms)
-                              : given;
-    host.run(
-        std::move(body), deadline,
-        [&config, bounded_by_setting, check, done = std::move(done)](activation_result result) {
-            done(answer_of(config, std::move(result), bounded_by_setting, check));
-        });
+    auto deadline = deadline_of(config, body);
+    bound by = bound::deadline;
+    if (config.run_timeout_ms > 0) {
+        // No deadline in the request (Knative, a plain HTTP client): OW_RUN_TIMEOUT_MS bounds
+        // it. A client's deadline (single-entrypoint mode) never lifts that bound.
+        const auto bounded = clock::now() + std::chrono::milliseconds(config.run_timeout_ms);
+        if (deadline == clock::time_point::max()) {
+            deadline = bounded;
+            by = bound::missing;
+        } else if (source == deadline_source::client && deadline > bounded) {
+            deadline = bounded;
+            by = bound::clamped;
+        }
+    }
+    host.run(std::move(body), deadline,
+             [&config, by, check, done = std::move(done)](activation_result result) {
+                 done(answer_of(config, std::move(result), by, check));
+             });
 }
 
 }  // namespace actionloop

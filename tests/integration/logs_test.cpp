@@ -41,7 +41,12 @@ TEST_CASE("logs: the proxy prints nothing of its own on a clean run") {
     CHECK(proxy.run(json{{"a", 1}}).status == 200);
     CHECK(proxy.run(json{{"a", 2}}).status == 200);
     const std::string two = std::string(SENTINEL) + "\n" + SENTINEL + "\n";
-    CHECK(wait_until([&] { return proxy.stderr_text().size() >= two.size(); }, seconds(2)));
+    CHECK(wait_until(
+        [&] {
+            return proxy.stderr_text().size() >= two.size() &&
+                   proxy.stdout_text().size() >= two.size();
+        },
+        seconds(2)));
     CHECK(proxy.stdout_text() == two);
     CHECK(proxy.stderr_text() == two);
 }
@@ -153,7 +158,7 @@ TEST_CASE("logs: OW_LOG_FORMAT=json keeps JSON lines as objects, cuts long lines
     REQUIRE(proxy.init(script).status == 200);
     CHECK(proxy.run(json::object(), json{{"activation_id", "a1"}}).status == 200);
     CHECK(proxy.run(json{{"segv", true}}, json{{"activation_id", "a2"}}).status == 400);
-    CHECK(wait_until([&] { return count_of(proxy.stderr_text(), SENTINEL) == 2; }, seconds(5)));
+    CHECK(proxy.wait_for_sentinels(2, seconds(5)));  // both streams forwarded (output_pipe)
     const std::vector<json> out = records_of(proxy.stdout_text());
     REQUIRE(out.size() == 1);
     CHECK(out[0]["message"] == json{{"alertDelay", 1250}, {"type", "Online"}});

@@ -31,7 +31,11 @@ init_fields dedicated_init(const dedicated_action& action) {
 
 handler::handler(action_host& host, platform_config config, drain_state& drain,
                  activation_metrics& metrics)
-    : host_(host), drain_(drain), metrics_(metrics), config_(std::move(config)) {
+    : host_(host),
+      drain_(drain),
+      metrics_(metrics),
+      config_(std::move(config)),
+      queued_(host.config().max_queued) {
     if (!config_.dedicated) return;
     warm_up_ = std::thread([this] {
         std::lock_guard<std::mutex> lock(init_lock_);
@@ -57,7 +61,16 @@ void handler::handle(actionloop::request in, reply_fn reply) {
         reply(health_answer(drain_.draining(), host_));
         return;
     }
-    reply_fn done = admit(in, drain_, metrics_, true, std::move(reply));
+    // Before any work (the body is not parsed): a client cannot queue without bound.
+    if (!queued_.try_enter()) {
+        metrics_.refused(activation_metrics::refusal_reason::queue);
+        reply(queue_full());
+        return;
+    }
+    reply_fn done = admit(in, drain_, metrics_, true, [this, reply = std::move(reply)](answer a) {
+        queued_.leave();  // on the loop, as every answer
+        reply(std::move(a));
+    });
     if (!done) return;
     auto c = std::make_shared<call>();
     c->req = web_request{std::string(in.method), std::string(in.target), std::move(in.headers),
@@ -104,6 +117,12 @@ std::optional<answer> handler::guarded(Step&& step) {
         spdlog::error("single entrypoint: {}", e.what());
         return error_response(INTERNAL_ERROR, INTERNAL_TEXT);
     }
+}
+
+answer handler::queue_full() const {
+    answer a = error_response(SERVICE_UNAVAILABLE, queue_full_text(queued_.max()));
+    a.headers.emplace_back("Retry-After", RETRY_AFTER_SECONDS);
+    return a;
 }
 
 void handler::finish(call& c, answer a) {
@@ -189,7 +208,8 @@ void handler::run_action(const std::shared_ptr<call>& c) {
                    web_response(run.body, header_value(c->req, "Access-Control-Request-Headers"),
                                 json_limits_of(host_.config())));
         },
-        answer_check::by_caller);  // web_response parses the line: one pass, not two
+        answer_check::by_caller,   // web_response parses the line: one pass, not two
+        deadline_source::client);  // any client's: OW_RUN_TIMEOUT_MS stays the bound
 }
 
 }  // namespace actionloop::knative

@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "engine/activation_queue.hpp"
 #include "host/action_host.hpp"
 #include "ops/metrics.hpp"
 #include "ops/shutdown.hpp"
@@ -34,7 +35,9 @@ public:
     bool needs_headers() const override { return true; }
     /// On the loop: /health as in the classic mode; any other request is admitted and counted
     /// as a /run (one request is one activation, its init included). A run of an initialised
-    /// action is answered on the loop; an init goes to a worker first.
+    /// action is answered on the loop; an init goes to a worker first. Past OW_MAX_QUEUED
+    /// requests in the mode at once (waiting for the action, in it, or in an init), the next
+    /// is answered 503 with Retry-After at once.
     void handle(actionloop::request in, reply_fn reply) override;
 
 private:
@@ -49,6 +52,8 @@ private:
     template <class Step>
     std::optional<answer> guarded(Step&& step);
     void finish(call& c, answer a);
+    /// The 503 of a full queue (OW_MAX_QUEUED).
+    answer queue_full() const;
     /// On a worker: the init the request asks for or needs; nullopt when the run comes next.
     std::optional<answer> init_for(const ordered_json& envelope);
     /// Runs a classic init; nullopt on success, else the answer of its failure.
@@ -72,6 +77,7 @@ private:
     bool raw_ = false;
     std::string name_;
     std::thread warm_up_;
+    admission_limit queued_;  // on the loop: the requests admitted and not yet answered
 };
 
 }  // namespace actionloop::knative

@@ -175,3 +175,29 @@ TEST_CASE("activation_queue: oldest_submitted looks at both queues") {
     q.pop_waiting();
     CHECK(q.oldest_submitted() == activation::clock::time_point::max());
 }
+
+TEST_CASE("admission_limit: at most max places at a time, and a place given back is taken again") {
+    admission_limit limit(2);
+    CHECK(limit.try_enter());
+    CHECK(limit.try_enter());
+    CHECK_FALSE(limit.try_enter());  // full: refused, nothing taken
+    CHECK(limit.count() == 2);
+    limit.leave();
+    CHECK(limit.count() == 1);
+    CHECK(limit.try_enter());
+    CHECK_FALSE(limit.try_enter());
+    limit.leave();
+    limit.leave();
+    limit.leave();  // more leaves than entries never wrap around
+    CHECK(limit.count() == 0);
+    CHECK(limit.try_enter());
+}
+
+TEST_CASE("admission_limit: max 0 is no bound") {
+    admission_limit limit(0);
+    int taken = 0;
+    for (int i = 0; i < 100000; ++i) taken += limit.try_enter() ? 1 : 0;
+    CHECK(taken == 100000);
+    CHECK(limit.count() == 100000);
+    CHECK(limit.max() == 0);
+}
