@@ -18,6 +18,12 @@
 namespace actionloop::knative {
 namespace {
 
+// Bodies and answer lines up to this size are parsed on the loop (tens of microseconds);
+// bigger ones on a worker, so that one big request never holds /health and the other
+// connections while it is parsed (a 4 MB body takes hundreds of milliseconds, more under a
+// sanitizer).
+constexpr size_t LOOP_PARSE_BYTES = 64u << 10;
+
 init_fields dedicated_init(const dedicated_action& action) {
     ordered_json init = {{"code", action.code},
                          {"main", action.main},
@@ -53,9 +59,10 @@ handler::~handler() {
 }
 
 // On the loop. A run of an initialised action stays on it from the request to the answer (the
-// envelope is translated here, the activation goes to the engine on this thread); only a
-// request that initialises (a stem cell's `init`, a dedicated runtime's first request after a
-// failed start-up init) goes to a worker for that, and comes back for its run.
+// envelope is translated here, the activation goes to the engine on this thread), unless its
+// body or answer is bigger than LOOP_PARSE_BYTES: that one is parsed and translated on a
+// worker. A request that initialises (a stem cell's `init`, a dedicated runtime's first
+// request after a failed start-up init) goes to a worker for that, and comes back for its run.
 void handler::handle(actionloop::request in, reply_fn reply) {
     if (route_of(in.target) == route::health) {  // probes do not depend on the platform
         reply(health_answer(drain_.draining(), host_));
@@ -77,33 +84,65 @@ void handler::handle(actionloop::request in, reply_fn reply) {
                          std::move(in.body)};
     c->head = c->req.method == "HEAD";
     c->done = std::move(done);
-    bool needs_init = false;
-    std::optional<answer> refused = guarded([&]() -> std::optional<answer> {
-        if (path_of(c->req.target) != "/" || !config_.methods.allows(c->req.method)) {
-            return error_response(INTERNAL_ERROR, BAD_REQUEST_TEXT);
-        }
-        c->envelope = parse_envelope(c->req, json_limits_of(host_.config()));
-        needs_init = c->envelope.contains("init") || (config_.dedicated && !runnable_);
-        return std::nullopt;
-    });
-    if (refused) {
-        finish(*c, std::move(*refused));
-    } else if (!needs_init) {
-        run_action(c);
-    } else {
-        // The request (which holds the session) is moved along, never copied: its last
-        // reference goes on the loop's thread, where a session must end.
-        boost::asio::post(host_.workers(), [this, c = std::move(c)]() mutable {
-            std::optional<answer> a = guarded([&] { return init_for(c->envelope); });
-            boost::asio::post(host_.loop(), [this, c = std::move(c), a = std::move(a)]() mutable {
-                if (a) {
-                    finish(*c, std::move(*a));
-                } else {
-                    run_action(c);
-                }
-            });
-        });
+    if (path_of(c->req.target) != "/" || !config_.methods.allows(c->req.method)) {
+        finish(*c, error_response(INTERNAL_ERROR, BAD_REQUEST_TEXT));
+        return;
     }
+    const bool big = c->req.body.size() > LOOP_PARSE_BYTES;
+    then_on_loop(
+        std::move(c), big,
+        [this](call& r) {
+            return guarded([&]() -> std::optional<answer> {
+                r.envelope = parse_envelope(r.req, json_limits_of(host_.config()));
+                return std::nullopt;
+            });
+        },
+        [this](std::shared_ptr<call> r, std::optional<answer> refused) {
+            if (refused) {
+                finish(*r, std::move(*refused));
+            } else {
+                route(std::move(r));
+            }
+        });
+}
+
+// On the loop, the envelope parsed: the run, or the init it needs first (on a worker).
+void handler::route(std::shared_ptr<call> c) {
+    if (!c->envelope.contains("init") && !(config_.dedicated && !runnable_)) {
+        run_action(c);
+        return;
+    }
+    then_on_loop(
+        std::move(c), true,
+        [this](call& r) { return guarded([&] { return init_for(r.envelope); }); },
+        [this](std::shared_ptr<call> r, std::optional<answer> a) {
+            if (a) {
+                finish(*r, std::move(*a));
+            } else {
+                run_action(r);
+            }
+        });
+}
+
+// `work(call&)` on a worker when `off_loop` (a big body: parsing it must not hold the loop),
+// else here; then `next(call, its result)` on the loop. The call (which holds the session) is
+// moved along, never copied: its last reference goes on the loop's thread, where a session
+// must end.
+template <class Work, class Next>
+void handler::then_on_loop(std::shared_ptr<call> c, bool off_loop, Work work, Next next) {
+    if (!off_loop) {
+        auto result = work(*c);
+        next(std::move(c), std::move(result));
+        return;
+    }
+    boost::asio::post(host_.workers(), [this, c = std::move(c), work = std::move(work),
+                                        next = std::move(next)]() mutable {
+        auto result = work(*c);
+        boost::asio::post(host_.loop(), [c = std::move(c), result = std::move(result),
+                                         next = std::move(next)]() mutable {
+            next(std::move(c), std::move(result));
+        });
+    });
 }
 
 // The step's refusals as their answers, any other failure as the mode's internal error.
@@ -189,27 +228,51 @@ void handler::run_action(const std::shared_ptr<call>& c) {
         finish(*c, error_response(FORBIDDEN, NOT_INITIALIZED_TEXT));
         return;
     }
-    std::string body;
-    if (auto refused = guarded([&]() -> std::optional<answer> {
-            body = translate_run(c->envelope, c->req, raw_, name_, config_.user);
-            return std::nullopt;
-        })) {
-        finish(*c, std::move(*refused));
-        return;
-    }
+    then_on_loop(
+        c, c->req.body.size() > LOOP_PARSE_BYTES,
+        [this, raw = raw_, name = &name_](call& r) {
+            // name_ changes only in an init, and no init runs while an action is runnable.
+            std::string body;
+            std::optional<answer> refused = guarded([&]() -> std::optional<answer> {
+                body = translate_run(r.envelope, r.req, raw, *name, config_.user);
+                return std::nullopt;
+            });
+            return std::make_pair(std::move(body), std::move(refused));
+        },
+        [this](std::shared_ptr<call> r, std::pair<std::string, std::optional<answer>> line) {
+            if (line.second) {
+                finish(*r, std::move(*line.second));
+            } else {
+                start_run(std::move(r), std::move(line.first));
+            }
+        });
+}
+
+// On the loop: the activation, then its answer line as a web response (parsed on a worker
+// when it is big).
+void handler::start_run(std::shared_ptr<call> c, std::string body) {
     run_step(
         host_, std::move(body),
-        [this, c](const answer& run) {
+        [this, c = std::move(c)](const answer& run) {
             if (run.status != OK) {
                 finish(*c, classic_response(run.status, run.body));
                 return;
             }
-            finish(*c,
-                   web_response(run.body, header_value(c->req, "Access-Control-Request-Headers"),
-                                json_limits_of(host_.config())));
+            if (run.body.size() <= LOOP_PARSE_BYTES) {
+                finish(*c, web_answer_of(*c, run.body));
+                return;
+            }
+            then_on_loop(
+                c, true, [this, line = run.body](call& r) { return web_answer_of(r, line); },
+                [this](std::shared_ptr<call> r, answer a) { finish(*r, std::move(a)); });
         },
         answer_check::by_caller,   // web_response parses the line: one pass, not two
         deadline_source::client);  // any client's: OW_RUN_TIMEOUT_MS stays the bound
+}
+
+answer handler::web_answer_of(const call& c, const std::string& line) const {
+    return web_response(line, header_value(c.req, "Access-Control-Request-Headers"),
+                        json_limits_of(host_.config()));
 }
 
 }  // namespace actionloop::knative

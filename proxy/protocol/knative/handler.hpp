@@ -35,7 +35,8 @@ public:
     bool needs_headers() const override { return true; }
     /// On the loop: /health as in the classic mode; any other request is admitted and counted
     /// as a /run (one request is one activation, its init included). A run of an initialised
-    /// action is answered on the loop; an init goes to a worker first. Past OW_MAX_QUEUED
+    /// action is answered on the loop (a body or answer over 64 KiB is parsed on a worker);
+    /// an init goes to a worker first. Past OW_MAX_QUEUED
     /// requests in the mode at once (waiting for the action, in it, or in an init), the next
     /// is answered 503 with Retry-After at once.
     void handle(actionloop::request in, reply_fn reply) override;
@@ -62,8 +63,16 @@ private:
     std::optional<answer> init_dedicated();
     /// The classic init itself; init_lock_ held.
     std::optional<answer> init_locked(const init_fields& fields);
-    /// On the loop: the run and its web answer.
+    /// On the loop, the envelope parsed: the run, or the init it needs first.
+    void route(std::shared_ptr<call> c);
+    /// `work(call&)` here, or on a worker when `off_loop`; then `next(call, result)` on the loop.
+    template <class Work, class Next>
+    void then_on_loop(std::shared_ptr<call> c, bool off_loop, Work work, Next next);
+    /// On the loop: the run's line (translated on a worker for a big body), then start_run.
     void run_action(const std::shared_ptr<call>& c);
+    /// On the loop: the activation and its web answer.
+    void start_run(std::shared_ptr<call> c, std::string body);
+    answer web_answer_of(const call& c, const std::string& line) const;
 
     action_host& host_;
     drain_state& drain_;
