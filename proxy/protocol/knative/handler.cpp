@@ -115,7 +115,7 @@ void handler::route(std::shared_ptr<call> c) {
     then_on_loop(
         std::move(c), true,
         [this](call& r) { return guarded([&] { return init_for(r.envelope); }); },
-        [this](std::shared_ptr<call> r, std::optional<answer> a) {
+        [this](const std::shared_ptr<call>& r, std::optional<answer> a) {
             if (a) {
                 finish(*r, std::move(*a));
             } else {
@@ -264,7 +264,7 @@ void handler::start_run(std::shared_ptr<call> c, std::string body) {
             }
             then_on_loop(
                 c, true, [this, line = run.body](call& r) { return web_answer_of(r, line); },
-                [this](std::shared_ptr<call> r, answer a) { finish(*r, std::move(a)); });
+                [this](const std::shared_ptr<call>& r, answer a) { finish(*r, std::move(a)); });
         },
         answer_check::by_caller,   // web_response parses the line: one pass, not two
         deadline_source::client);  // any client's: OW_RUN_TIMEOUT_MS stays the bound
