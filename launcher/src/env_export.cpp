@@ -98,7 +98,8 @@ void env_export::write(variable& v, std::string_view value) {
         std::memcpy(b.text.get(), v.name.data(), v.name.size());
         b.text[v.name.size()] = '=';
     }
-    std::memcpy(b.text.get() + value_at, value.data(), value.size());
+    // An empty view may have no data at all: memcpy must not see its null pointer (UBSan).
+    if (!value.empty()) std::memcpy(b.text.get() + value_at, value.data(), value.size());
     b.text[size - 1] = '\0';
     if (::putenv(b.text.get()) == 0) v.current = next;
 }
