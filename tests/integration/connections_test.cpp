@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "expectations.hpp"
+#include "http_client.hpp"
 #include "leak_checks.hpp"
 #include "proxy_process.hpp"
 #include "test_util.hpp"
@@ -50,28 +51,6 @@ std::string post_head(const std::string& path, const std::string& headers) {
 }
 
 std::string body_of(int i) { return "{\"value\":{\"i\":" + std::to_string(i) + "}}"; }
-
-int connect_to(int port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    int yes = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-    return fd;
-}
-
-void send_text(int fd, const std::string& text) {
-    size_t sent = 0;
-    while (sent < text.size()) {
-        const ssize_t n = ::send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-        REQUIRE(n > 0);
-        sent += static_cast<size_t>(n);
-    }
-}
 
 // Reads one response from each connection (all at once, with poll), until each is complete.
 std::vector<http_reply> read_all(const std::vector<int>& fds, milliseconds timeout) {

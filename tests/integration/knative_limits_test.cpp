@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "expectations.hpp"
+#include "http_client.hpp"
 #include "prometheus_text.hpp"
 #include "proxy_process.hpp"
 #include "test_util.hpp"
@@ -49,28 +50,6 @@ void check_error(const http_reply& reply, int status, const std::string& message
     CHECK_MESSAGE(reply.status == status, "transport: " << reply.error << " body: " << reply.body);
     CHECK(reply.body == json{{"error", message}}.dump());
     CHECK(reply.header("content-type") == "application/json");
-}
-
-int connect_to(int port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    int yes = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-    return fd;
-}
-
-void send_text(int fd, const std::string& text) {
-    size_t sent = 0;
-    while (sent < text.size()) {
-        const ssize_t n = ::send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
-        REQUIRE(n > 0);
-        sent += static_cast<size_t>(n);
-    }
 }
 
 std::string post_request(const std::string& path, const std::string& body) {

@@ -64,4 +64,11 @@ bool port_accepts(int port);
 /// A port that was free a moment ago (bind 127.0.0.1:0, read it, close).
 int pick_free_port();
 
+/// A TCP connection to 127.0.0.1:`port` with TCP_NODELAY, for tests that write raw bytes;
+/// throws when it cannot connect. The caller closes the descriptor.
+int connect_to(int port);
+
+/// Writes all of `text` to `fd`; throws when the peer is gone.
+void send_text(int fd, const std::string& text);
+
 }  // namespace support
