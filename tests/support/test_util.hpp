@@ -67,4 +67,13 @@ long long epoch_millis();
 inline constexpr const char* SKIP_MARKER = "actionloop-test-skipped:";
 void skip_test(const std::string& why);
 
+/// The bound a linear-time check must stay under in a test that guards against a quadratic
+/// one coming back (which took 50 s and more): well under a second, more in a sanitized build,
+/// which runs several times slower.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr double LINEAR_SECONDS = 4.0;
+#else
+inline constexpr double LINEAR_SECONDS = 1.0;
+#endif
+
 }  // namespace support

@@ -13,18 +13,11 @@
 #include <vector>
 
 #include "payload/archive_tree.hpp"
+#include "test_util.hpp"
 
 using actionloop::archive_tree;
 
 namespace {
-
-// The bound on the linear checks: well under a second; sanitized builds run several times
-// slower (the old, quadratic check took 50 s and more either way).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr double LINEAR_SECONDS = 4.0;
-#else
-constexpr double LINEAR_SECONDS = 1.0;
-#endif
 
 // The name of the first escaping link, or "" when every link stays inside.
 std::string first_escaping(const archive_tree& tree) {
@@ -253,7 +246,7 @@ TEST_CASE("archive_tree: long targets and long chains take linear time") {
     CHECK(first_escaping(tree) == "c0");
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    CHECK(seconds < LINEAR_SECONDS);
+    CHECK(seconds < support::LINEAR_SECONDS);
 }
 
 TEST_CASE("archive_tree: quote_entry_name cuts long names after 200 bytes") {

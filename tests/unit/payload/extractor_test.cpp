@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "payload/extractor.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
 using actionloop::detect_kind;
@@ -34,14 +35,6 @@ using actionloop::payload_kind;
 using namespace std::string_literals;
 
 namespace {
-
-// The bound on the linear checks: well under a second; sanitized builds run several times
-// slower (the old, quadratic check took 50 s and more either way).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr double LINEAR_SECONDS = 4.0;
-#else
-constexpr double LINEAR_SECONDS = 1.0;
-#endif
 
 // ---- archive building ------------------------------------------------------------------------
 
@@ -788,7 +781,7 @@ TEST_CASE("extract_archive: many long link targets are checked in linear time") 
                   "archive entry 'out' is a symlink to 'x/../..' outside the action directory");
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    CHECK(seconds < LINEAR_SECONDS);
+    CHECK(seconds < support::LINEAR_SECONDS);
 }
 
 TEST_CASE("extract_archive: links with long targets inside are kept") {
@@ -818,7 +811,7 @@ TEST_CASE("extract_archive: a long chain of symlinks is checked in linear time")
                   "archive entry 'l0' is a symlink to 'l1' outside the action directory");
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    CHECK(seconds < LINEAR_SECONDS);
+    CHECK(seconds < support::LINEAR_SECONDS);
 }
 
 TEST_CASE("extract_archive: 40 hops resolve, 41 do not (Linux's MAXSYMLINKS)") {
