@@ -27,6 +27,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The damaged devices' next ETag: cam1 offline, 10 s after T0 (in seconds, as it should be).
+json cam1_offline_after_damage() {
+    return json::array({{{"id", "s1"},
+                         {"account", "acct1"},
+                         {"device", "cam1"},
+                         {"type", "status"},
+                         {"ts", T0 + 10},
+                         {"state", "offline"}}});
+}
+
 json value_with(json etags, double now) {
     return json{{"etags", std::move(etags)}, {"now", now}, {"config", sample_config()}};
 }
@@ -298,12 +308,7 @@ TEST_CASE("a device damaged by a ts in milliseconds before the bound recovers (s
     service_env env;
     env.state_dir = dir.string();
     std::ostringstream log;
-    const json next = json::array({{{"id", "s1"},
-                                    {"account", "acct1"},
-                                    {"device", "cam1"},
-                                    {"type", "status"},
-                                    {"ts", T0 + 10},
-                                    {"state", "offline"}}});
+    const json next = cam1_offline_after_damage();
     {
         alert_service svc(action_kind::state, env);
         const json out = run_activation(svc, value_with(next, T0 + 10), 0, log);
@@ -345,12 +350,7 @@ TEST_CASE("a device damaged by a ts in milliseconds before the bound recovers (R
     env.redis_url = server.url();
     env.redis_prefix = "alerts:";
     std::ostringstream log;
-    const json next = json::array({{{"id", "s1"},
-                                    {"account", "acct1"},
-                                    {"device", "cam1"},
-                                    {"type", "status"},
-                                    {"ts", T0 + 10},
-                                    {"state", "offline"}}});
+    const json next = cam1_offline_after_damage();
     alert_service first(action_kind::state, env);
     const json out = run_activation(first, value_with(next, T0 + 10), 0, log);
     CHECK(out["stats"]["stale"] == 0);
