@@ -267,6 +267,12 @@ TEST_CASE("cli: -h, -help and --help print every flag and variable with its defa
               "ACTIONLOOP_CXXFLAGS", "[8080]", "[0.0.0.0]", "[1073741824]", "[52428800]"}) {
             CHECK_MESSAGE(contains(result.out, name), name);
         }
+        // OW_THREADS is the pool for blocking work (main.cpp: /init, restarts, big
+        // single-entrypoint bodies), not HTTP's: that and /run are on the event loop.
+        CHECK(contains(result.out, "OW_THREADS             [64] worker threads for what "
+                                   "blocks: /init (unpack, compile, start), an action's "
+                                   "restart, a large single-entrypoint body; HTTP and /run are "
+                                   "served on one event-loop thread\n"));
     }
 }
 
