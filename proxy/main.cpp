@@ -1,5 +1,6 @@
 // proxy: the ActionLoop HTTP server (or, with -compile, the offline compiler).
 #include <signal.h>
+#include <stdlib.h>
 
 #include <cerrno>
 #include <chrono>
@@ -9,6 +10,8 @@
 #include <iterator>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <system_error>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -64,6 +67,30 @@ void check_compilable(const settings& config, const std::string& payload) {
         "set; set it to the compile script, e.g. OW_COMPILER=/bin/compile (in the image) or "
         "OW_COMPILER=PREFIX/bin/compile");
 }
+
+// The folder -compile builds in (action/N/src and bin): its own under TMPDIR, removed however
+// the compile ends, so the current directory gets nothing but the zip the shell redirects.
+class scratch_dir {
+public:
+    scratch_dir() {
+        std::string name = (std::filesystem::temp_directory_path() / "proxy-compile-XXXXXX");
+        if (::mkdtemp(name.data()) == nullptr) {
+            throw std::system_error(errno, std::generic_category(),
+                                    "proxy -compile: cannot make a folder to build in: " + name);
+        }
+        path_ = name;
+    }
+    scratch_dir(const scratch_dir&) = delete;
+    scratch_dir& operator=(const scratch_dir&) = delete;
+    ~scratch_dir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
 
 int offline_compile(action_host& host, const settings& config) {
     std::string payload((std::istreambuf_iterator<char>(std::cin)),
@@ -181,6 +208,8 @@ int main(int argc, char** argv) {
     if (config.sched_batch == settings::batch_policy::always) use_batch_scheduling();
     int status = 1;
     try {
+        std::optional<scratch_dir> scratch;  // declared first: removed after the host is gone
+        if (config.compile_main) config.action_dir = scratch.emplace().path() + "/action";
         action_host host(config, environ);
         status = config.compile_main ? offline_compile(host, config) : serve(host, config);
     } catch (const std::exception& e) {

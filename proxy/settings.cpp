@@ -73,7 +73,9 @@ const knob VARIABLES[] = {
      "has run longer than this; 0: no bound"},
     {"OW_ACK_TIMEOUT_MS", "60000", "how long to wait for the ack"},
     {"OW_COMPILE_TIMEOUT_MS", "300000", "how long the compiler may run"},
-    {"OW_THREADS", "64", "HTTP worker threads"},
+    {"OW_THREADS", "64",
+     "worker threads for what blocks: /init (unpack, compile, start), an action's restart, "
+     "a large single-entrypoint body; HTTP and /run are served on one event-loop thread"},
     {"OW_METRICS_PORT", "off", "port for GET /metrics when -metrics-port is not given"},
     {"OW_SHUTDOWN_TIMEOUT_MS", "25000",
      "after SIGTERM, how long activations in flight may take to finish before the action is "

@@ -72,7 +72,15 @@ std::optional<std::string> action_builder::check_execution_env(const std::string
     if (settings_.execution_env.empty()) return std::nullopt;
     const std::string path = "./" + dir + "/bin/exec.env";
     std::ifstream file(path);
-    if (!file) return "open " + path + ": no such file or directory";
+    if (!file) {
+        // Upstream's words, then what to do: a zip compiled without OW_EXECUTION_ENV (the
+        // README's, by a local build) sent to the image is the usual case.
+        const std::string& want = settings_.execution_env;
+        return "open " + path + ": no such file or directory (this runtime's OW_EXECUTION_ENV is " +
+               want + ": it starts only an action whose exec.env holds that; compile and proxy " +
+               "-compile write it when OW_EXECUTION_ENV=" + want +
+               " is set where they run, as in the image)";
+    }
     std::stringstream content;
     content << file.rdbuf();
     if (trim(content.str()) == settings_.execution_env) return std::nullopt;

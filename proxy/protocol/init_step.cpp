@@ -19,8 +19,9 @@ const char* const START_FAILED = "Cannot start action. Check logs for details.";
 
 // Upstream's two ways of reporting an init failure: the raw text in the answer, or (with
 // OW_LOG_INIT_ERROR) the text on stderr, the sentinels, and a generic answer.
-// With OW_LOG_INIT_ERROR, an action that failed to start is also quoted in the answer: the
-// last lines it wrote to stderr (`stderr_tail`, at most 20 lines and 4 KiB).
+// With OW_LOG_INIT_ERROR, a failed start's reason is in the answer too, and an action that
+// failed to start is quoted: the last lines it wrote to stderr (`stderr_tail`, at most 20
+// lines and 4 KiB).
 answer failure_of(const settings& config, const init_outcome& outcome) {
     const bool build = outcome.kind == init_outcome::result::build_failed;
     if (!config.log_init_error) {
@@ -30,10 +31,12 @@ answer failure_of(const settings& config, const init_outcome& outcome) {
     const char* generic = build ? BUILD_FAILED : START_FAILED;
     write_stderr(outcome.error + "\n");
     write_sentinels();
-    if (outcome.stderr_tail.empty()) return error_answer(BAD_GATEWAY, generic);
-    return error_answer(BAD_GATEWAY, std::string(generic) + " (" + outcome.error +
-                                         ") The action's last lines on stderr:\n" +
-                                         outcome.stderr_tail);
+    if (build) return error_answer(BAD_GATEWAY, generic);
+    std::string text = std::string(generic) + " (" + outcome.error + ")";  // why it did not start
+    if (!outcome.stderr_tail.empty()) {
+        text += " The action's last lines on stderr:\n" + outcome.stderr_tail;
+    }
+    return error_answer(BAD_GATEWAY, text);
 }
 
 answer init_locked(action_host& host, const std::string& body) {

@@ -11,8 +11,9 @@ put it. Then, for each fenced block in the doc, top to bottom:
                    (variables, exports, the directory, background processes, traps, which fire
                    only when the terminal closes) is there for the next blocks. A line ending
                    in `# {…}` or `# […]` must print exactly that JSON text.
-  ```cpp etc.      whose first line is `// NAME.cpp` (or .hpp, .h, .cc): saved as NAME, as the
-                   doc asks the reader to.
+  ```cpp etc.      whose first line is `// NAME.cpp` (or .hpp, .h, .cc): saved as NAME in the
+                   terminal's current directory (the clone's root until a block changes it,
+                   e.g. to a scratch folder), as the doc asks the reader to.
   <!-- not run: REASON -->   on the line before a block: not run; the doc's test then ends as
                    skipped (exit 77) with the reason, after every other block has passed.
 Two commands are taken over, not run as written: `scripts/serve ARGS` (it serves until Ctrl-C)
@@ -21,6 +22,8 @@ stopped, as the doc tells the reader to do with Ctrl-C, and counts when it says 
 if in a second terminal); and `scripts/test` is the suite this runs in. The ports P and P+1 are
 free and replace 8080 and 8081 in every command. When the doc's last block has run, the shell
 is closed as a terminal is (its EXIT traps run) and whatever it left running is killed.
+TMPDIR is a folder of the test's own (removed with it), so a doc's `mktemp -d` scratch folder
+is private to the run.
 Exit status: 0 all ran as written, 1 a command failed, 77 some blocks were not run.
 """
 import argparse
@@ -122,9 +125,9 @@ done
 
 
 class runner:
-    def __init__(self, repo, home):
+    def __init__(self, repo, home, tmp):
         self.repo, self.port, self.serve = repo, free_port(), None
-        self.env = dict(os.environ, HOME=home)
+        self.env = dict(os.environ, HOME=home, TMPDIR=tmp)
         self.shell, self.shell_log, self.control, self.chunks = None, None, None, 0
 
     def start_shell(self):
@@ -226,6 +229,13 @@ class runner:
                 return False, text + "(not done within 600 s)\n"
             time.sleep(0.02)
 
+    def cwd(self):
+        """The terminal's current directory (the clone's root before the first block)."""
+        if not self.shell:
+            return self.repo
+        ok, out = self.bash('printf "%s\\n" "$PWD"\n')
+        return out.rstrip("\n").split("\n")[-1] if ok else self.repo
+
     def with_port(self, text):
         """8080 (and 8081, the second proxy of `scripts/serve --redis`) become P and P+1."""
         return re.sub(r"\b(127\.0\.0\.1|localhost):808([01])\b",
@@ -303,7 +313,8 @@ def main():
     try:
         repo = make_clone(a.source, a.build, root)
         os.makedirs(os.path.join(root, "home"))
-        r = runner(repo, os.path.join(root, "home"))
+        os.makedirs(os.path.join(root, "tmp"))
+        r = runner(repo, os.path.join(root, "home"), os.path.join(root, "tmp"))
         skipped, ran = [], 0
         for line, lang, text, reason in blocks(os.path.join(a.source, a.doc)):
             where = f"{a.doc}:{line}"
@@ -312,7 +323,7 @@ def main():
                 skipped.append(f"{where}: {reason}")
                 continue
             if FILE_LINE.match(first):
-                with open(os.path.join(repo, FILE_LINE.match(first).group(1)), "w") as f:
+                with open(os.path.join(r.cwd(), FILE_LINE.match(first).group(1)), "w") as f:
                     f.write(text + "\n")
                 continue
             if lang not in ("sh", "bash"):

@@ -115,6 +115,48 @@ TEST_CASE("cli: -compile main turns a script on stdin into a zip with one 0755 e
     CHECK(content.out == script);
 }
 
+// Issue 41 item 13: `proxy -compile main < hello.cpp > hello.zip` run in a folder leaves only
+// the zip there (it used to leave action/1/src/exec and action/1/bin/exec), and nothing in
+// TMPDIR, where it builds: on success, with a zip's data file, and on a compile error.
+TEST_CASE("cli: -compile builds in a temp folder it removes, on success and on failure") {
+    temp_dir cwd;
+    temp_dir tmp;
+    env_map env = path_only_env();
+    env["OW_COMPILER"] = COMPILE;
+    env["TMPDIR"] = tmp.path().string();
+    const auto entries = [](const fs::path& dir) {
+        std::vector<std::string> names;
+        for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+        return names;
+    };
+    const command_result hello = proxy_command({"-compile", "main"}, HELLO_CPP, cwd, env);
+    CHECK_MESSAGE(hello.exit_code == 0, hello.err);
+    CHECK(hello.out.rfind("PK", 0) == 0);
+    CHECK(entries(cwd.path()).empty());
+    CHECK(entries(tmp.path()).empty());
+
+    const std::string sources =
+        make_zip({file_entry("src/hello.cpp", HELLO_CPP), file_entry("data/greeting.txt", "hi")});
+    const command_result with_data = proxy_command({"-compile", "main"}, sources, cwd, env);
+    REQUIRE_MESSAGE(with_data.exit_code == 0, with_data.err);
+    write_file(tmp.path() / "out.zip", with_data.out);
+    const command_result data =
+        run_command({"unzip", "-p", (tmp.path() / "out.zip").string(), "data/greeting.txt"}, "",
+                    path_only_env(), cwd.path());
+    CHECK(data.out == "hi");
+    fs::remove(tmp.path() / "out.zip");
+    CHECK(entries(cwd.path()).empty());
+    CHECK(entries(tmp.path()).empty());
+
+    const command_result broken = proxy_command(
+        {"-compile", "main"}, "nlohmann::json main(nlohmann::json) { x }\n", cwd, env);
+    CHECK(broken.exit_code == 1);
+    CHECK(broken.out.empty());
+    CHECK_MESSAGE(contains(broken.err, "action.cpp:1:"), broken.err);
+    CHECK(entries(cwd.path()).empty());
+    CHECK(entries(tmp.path()).empty());
+}
+
 TEST_CASE("cli: -compile with empty stdin exits 1 with an error on stderr and no stdout") {
     temp_dir cwd;
     const command_result result = proxy_command({"-compile", "main"}, "", cwd);
@@ -225,6 +267,12 @@ TEST_CASE("cli: -h, -help and --help print every flag and variable with its defa
               "ACTIONLOOP_CXXFLAGS", "[8080]", "[0.0.0.0]", "[1073741824]", "[52428800]"}) {
             CHECK_MESSAGE(contains(result.out, name), name);
         }
+        // OW_THREADS is the pool for blocking work (main.cpp: /init, restarts, big
+        // single-entrypoint bodies), not HTTP's: that and /run are on the event loop.
+        CHECK(contains(result.out, "OW_THREADS             [64] worker threads for what "
+                                   "blocks: /init (unpack, compile, start), an action's "
+                                   "restart, a large single-entrypoint body; HTTP and /run are "
+                                   "served on one event-loop thread\n"));
     }
 }
 

@@ -8,9 +8,11 @@
 #include <doctest/doctest.h>
 
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "archive_builder.hpp"
 #include "expectations.hpp"
 #include "proxy_process.hpp"
 #include "test_util.hpp"
@@ -200,11 +202,84 @@ TEST_CASE("diagnostics: a C++ action built with -g says file:line in its backtra
                       "command exited (killed by signal 11, SIGSEGV)");
     REQUIRE(has_sentinels(proxy, 1));
     const std::string err = activation_err(proxy, 1);
-    // The upload is one file, `exec`; read_price dereferences on line 14, main calls it on 59.
-    CHECK_MESSAGE(contains(err, "  #0 shop::read_price at exec:14 (0x"), err);
-    CHECK_MESSAGE(contains(err, "  #1 main at exec:59 (0x"), err);
+    // A single uploaded file is `action.cpp`, as in compile errors (issue 41 item 9);
+    // read_price dereferences on line 14, main calls it on 59.
+    CHECK_MESSAGE(contains(err, "  #0 shop::read_price at action.cpp:14 (0x"), err);
+    CHECK_MESSAGE(contains(err, "  #1 main at action.cpp:59 (0x"), err);
     CHECK_REPLY(proxy.run(json{{"after", "crash"}}), 200,
                 "{\"traceparent\":\"\",\"transaction_id\":\"\"}\n");
+}
+
+namespace {
+
+// The fenced blocks of docs/SDK.md, in order, each without its fences.
+std::vector<std::string> sdk_blocks() {
+    std::istringstream doc(read_file(fs::path(ACTIONLOOP_SOURCE_DIR) / "docs/SDK.md"));
+    std::vector<std::string> blocks;
+    bool inside = false;
+    for (std::string line; std::getline(doc, line);) {
+        if (line.rfind("```", 0) == 0) {
+            inside = !inside;
+            if (inside) blocks.emplace_back();
+        } else if (inside) {
+            blocks.back() += line + "\n";
+        }
+    }
+    return blocks;
+}
+
+// Whether `err` holds the doc's `report` line after line, each "0x…" standing for an address.
+bool shows(const std::string& err, const std::string& report) {
+    std::string pattern;
+    for (const char c : report) {
+        if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos) pattern += '\\';
+        pattern += c;
+    }
+    pattern = std::regex_replace(pattern, std::regex("0x…"), "0x[0-9a-f]+");
+    return std::regex_search(err, std::regex(pattern));
+}
+
+}  // namespace
+
+// Issue 41 item 9: the docs' crash example, as the docs show it: shop.cpp at the default flags
+// (read_price inlined into main: not in the report) and with -g (inlined frames too, with
+// file:line, the single uploaded file named action.cpp as in compile errors).
+TEST_CASE("diagnostics: docs/SDK.md's crash example prints the reports the docs show") {
+    std::string source;
+    std::vector<std::string> reports;
+    for (const std::string& block : sdk_blocks()) {
+        if (block.rfind("// shop.cpp\n", 0) == 0) source = block;
+        if (block.rfind("actionloop: the action crashed: SIGSEGV", 0) == 0)
+            reports.push_back(block);
+    }
+    REQUIRE_MESSAGE(!source.empty(), "no // shop.cpp block in docs/SDK.md");
+    REQUIRE(reports.size() == 2);
+    const json flags[] = {json::object(), {{"ACTIONLOOP_CXXFLAGS", "-g"}}};
+    for (size_t i = 0; i < 2; ++i) {
+        INFO("env: " << flags[i].dump());
+        proxy_process proxy(cpp_runtime());
+        REQUIRE(proxy.init(source, "main", &flags[i]).status == 200);
+        CHECK_REPLY(proxy.run(json{{"item", "apple"}}), 200, "{\"price\":120}\n");
+        CHECK_ERROR_REPLY(proxy.run(json{{"item", "pear"}}), 400,
+                          "command exited (killed by signal 11, SIGSEGV)");
+        REQUIRE(has_sentinels(proxy, 2));
+        const std::string err = activation_err(proxy, 2);
+        CHECK_MESSAGE(shows(err, reports[i]), "the doc:\n" << reports[i] << "the log:\n" << err);
+    }
+}
+
+// __FILE__ (an assert's message) names the files as compile errors and -g backtraces do: a
+// single uploaded file is action.cpp, a zip's sources their paths in the zip.
+TEST_CASE("diagnostics: __FILE__ is action.cpp for a single file, the zip's path otherwise") {
+    const std::string source =
+        "nlohmann::json main(nlohmann::json) { return {{\"file\", __FILE__}}; }\n";
+    proxy_process single(cpp_runtime());
+    REQUIRE(single.init(source).status == 200);
+    CHECK_REPLY(single.run(json::object()), 200, "{\"file\":\"action.cpp\"}\n");
+    proxy_process zipped(cpp_runtime());
+    REQUIRE(zipped.init(base64_encode(make_zip({file_entry("shop/main.cpp", source)}))).status ==
+            200);
+    CHECK_REPLY(zipped.run(json::object()), 200, "{\"file\":\"shop/main.cpp\"}\n");
 }
 
 TEST_CASE("diagnostics: a raw entry point gets the same trace context") {

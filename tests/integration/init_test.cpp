@@ -201,10 +201,11 @@ TEST_CASE("ack: a script that never acks is told that no ack arrived, and in how
                       "{\"ok\":true} and a newline to fd 3 when it is ready).");
 }
 
-TEST_CASE("log init error: a start failure logs the error and sentinels, body is generic") {
+TEST_CASE("log init error: a start failure logs the error and sentinels, the body names it") {
     proxy_process proxy(with_env({{"OW_WAIT_FOR_ACK", "1"}, {"OW_LOG_INIT_ERROR", "1"}}));
     CHECK_ERROR_REPLY(proxy.init(fixture_text("exits_now.sh")), 502,
-                      "Cannot start action. Check logs for details.");
+                      "Cannot start action. Check logs for details. (Command exited abruptly "
+                      "during initialization.)");
     const std::string message = "Command exited abruptly during initialization.";
     const stream_texts streams = proxy.check_streams(1);
     CHECK(streams.out == "hi");
@@ -303,11 +304,27 @@ TEST_CASE("exec env: a mismatch is 502 and printed on stdout, a match starts") {
     CHECK(json_of(proxy.run(json::object())).value("__OW_EXECUTION_ENV", "") == "bad/env");
 }
 
-TEST_CASE("exec env: a missing exec.env is 502 with the open error") {
+// Upstream's open error, then what to do (issue 41 item 14).
+const std::string NO_EXEC_ENV =
+    "open ./action/1/bin/exec.env: no such file or directory (this runtime's OW_EXECUTION_ENV "
+    "is some/env: it starts only an action whose exec.env holds that; compile and proxy "
+    "-compile write it when OW_EXECUTION_ENV=some/env is set where they run, as in the image)";
+
+TEST_CASE("exec env: a missing exec.env is 502 with the open error and what to do") {
     proxy_process proxy(with_env({{"OW_EXECUTION_ENV", "some/env"}}));
     CHECK_ERROR_REPLY(proxy.init(fixture_text("echo.sh")), 502,
-                      "cannot start action: open ./action/1/bin/exec.env: "
-                      "no such file or directory");
+                      "cannot start action: " + NO_EXEC_ENV);
+}
+
+// Issue 41 item 14: the image's settings (OW_LOG_INIT_ERROR too) used to answer a zip without
+// exec.env (the README's, compiled without OW_EXECUTION_ENV) with only "Check logs for
+// details.", the reason in the log alone.
+TEST_CASE("exec env: with OW_LOG_INIT_ERROR, a missing exec.env is named in the answer") {
+    proxy_process proxy(with_env({{"OW_EXECUTION_ENV", "some/env"}, {"OW_LOG_INIT_ERROR", "1"}}));
+    const std::string zip = make_zip({file_entry("exec", fixture_text("echo.sh"), 0755)});
+    CHECK_ERROR_REPLY(proxy.init(base64_encode(zip)), 502,
+                      "Cannot start action. Check logs for details. (" + NO_EXEC_ENV + ")");
+    CHECK(contains(proxy.stderr_text(), NO_EXEC_ENV + "\n"));
 }
 
 TEST_CASE("exec env: an exec.env mismatch logs the expected and the actual value") {

@@ -1,12 +1,13 @@
 #!/bin/bash
 # serve_test.sh SOURCE_DIR BUILD_DIR: scripts/serve as a user runs it, on a copy of the
 # scripts with BUILD_DIR installed in its build/prefix (--no-build: the build is CTest's):
-# a zip given by a path relative to another directory is served; the proxy listens on
+# --help lists every option the script parses; a zip given by a path relative to another directory is served; the proxy listens on
 # loopback only by default and on every interface with --host 0.0.0.0; --no-action serves a
 # proxy that takes a source /init; the default (monitor) prints a batch to try that changes
 # none of the README's answers; --config serves monitor with another config (alertgen's); a
 # port in use, an option without its value, a proxy that cannot start or an /init that fails
-# end with a clear message, no "serving", and no temp dir left behind.
+# end with a clear message, no "serving", and no temp dir left behind; so does a build dir
+# configured for another source path (a moved clone), before anything is installed or built.
 set -euo pipefail
 source_dir=$1 build=$2
 work=$(mktemp -d)
@@ -25,6 +26,21 @@ export TMPDIR=$work/tmp  # where scripts/serve makes its temp dir: empty again a
 cp -r "$source_dir/scripts" "$work/repo/"
 cmake --install "$build" --prefix "$work/repo/build/prefix" > /dev/null
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+
+# --help prints the whole usage: every option the script parses is in it.
+help=$("$work/repo/scripts/serve" --help) || fail "--help exited with $?"
+options=$(sed -n '/^while \[ \$# -gt 0 \]; do$/,/^done$/p' "$work/repo/scripts/serve" |
+    grep -oE -- '^ *-[^)]*\)' | grep -oE -- '--?[a-z][a-z-]*' | sort -u)
+[ "$(wc -l <<< "$options")" -ge 8 ] || fail "found only these options in scripts/serve: $options"
+for option in $options; do
+    grep -qE -- "(^|[ ,(])$option([ ,=)]|$)" <<< "$help" || fail "--help does not list $option: $help"
+done
+# Each (FILE, "SECTION") it points at is a heading or a bold paragraph title of that file.
+refs=$(grep -oE '[A-Za-z/]+\.md, "[^"]+"' <<< "$help") || fail "--help points at no section"
+while IFS= read -r ref; do
+    file=${ref%%,*} section=${ref#*\"}; section=${section%\"}
+    grep -qE "^(#+ |\*\*)$section" "$source_dir/$file" || fail "--help points at $ref: not there"
+done <<< "$refs"
 
 serve() {  # ARGS: starts scripts/serve in the background from $work/elsewhere; waits for it
     stop
@@ -136,8 +152,21 @@ chmod +x "$work/broken/build/prefix/bin/proxy"
 out=$("$work/broken/scripts/serve" --no-build --port "$port" --no-action 2>&1) && fail "a dead proxy served"
 [[ $out == *"the proxy did not start"* ]] || fail "a dead proxy: $out"
 no_temp_left "a proxy that did not start"
+# A build dir CMake made for another source path (a clone moved or copied with its build/):
+# refused before anything is installed or built, with what to do.
+mkdir -p "$work/moved/build"
+cp -r "$source_dir/scripts" "$work/moved/"
+printf '#!/bin/sh\necho "install-deps ran"\n' > "$work/moved/scripts/install-deps"
+cp "$build/CMakeCache.txt" "$work/moved/build/"
+out=$(cd "$work/elsewhere" && timeout 60 ../moved/scripts/serve --port "$port" --no-action 2>&1) &&
+    fail "a moved clone's build dir was used: $out"
+want="build/ was configured for the sources in $source_dir, not for this clone ($work/moved)"
+[[ $out == *"$want"* && $out == *"\`rm -rf '$work/moved/build'\` and run scripts/serve again"* ]] ||
+    fail "a moved clone: $out"
+[[ $out != *"install-deps ran"* ]] || fail "a moved clone: install-deps ran first: $out"
+no_temp_left "a moved clone"
 echo "not a zip" > "$work/elsewhere/bad.zip"
 status=1 want="/init answered: {\"error\":" refused --port "$port" bad.zip
 
-echo "ok: scripts/serve with a relative zip, loopback by default, --host, --no-action, the" \
-     "default banner, --config, refused options, a port in use, failed starts"
+echo "ok: scripts/serve --help, a relative zip, loopback by default, --host, --no-action, the" \
+     "default banner, --config, refused options, a port in use, failed starts, a moved clone"
