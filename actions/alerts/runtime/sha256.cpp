@@ -37,8 +37,8 @@ word load_big_endian(const unsigned char* p) {
 // The message schedule of one block: its 16 words, extended to 64.
 std::array<word, 64> schedule(const unsigned char* block) {
     std::array<word, 64> w{};
-    for (int i = 0; i < 16; ++i) w[i] = load_big_endian(block + 4 * i);
-    for (int i = 16; i < 64; ++i) {
+    for (std::size_t i = 0; i < 16; ++i) w[i] = load_big_endian(block + 4 * i);
+    for (std::size_t i = 16; i < 64; ++i) {
         const word s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
         const word s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
