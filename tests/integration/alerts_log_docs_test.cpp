@@ -1,8 +1,11 @@
-// The docs' JSON log examples of monitor's notification lines (docs/protocol.md, "Logs: plain
-// and JSON"; docs/alerts.md, "Notifications") are what monitor prints: the same batches in the
-// real proxy with OW_LOG_FORMAT=json give those records, byte for byte but for the time.
+// What the docs show of monitor: the JSON log examples of its notification lines
+// (docs/protocol.md, "Logs: plain and JSON"; docs/alerts.md, "Notifications") are what it
+// prints (the same batches in the real proxy with OW_LOG_FORMAT=json give those records, byte
+// for byte but for the time); README.md's and actions/alerts/README.md's example ETags have
+// ids of their own, so that following one after the other finds no duplicate.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -35,6 +38,19 @@ std::string doc(const char* name) {
     return read_file(fs::path(ACTIONLOOP_SOURCE_DIR) / "docs" / name);
 }
 
+// The ETag ids ({"id":"…","account" …) a Markdown file's commands send.
+std::set<std::string> etag_ids(const char* path) {
+    const std::string text = read_file(fs::path(ACTIONLOOP_SOURCE_DIR) / path);
+    const std::string open = R"({"id":")";
+    std::set<std::string> ids;
+    for (std::size_t at = text.find(open); at != std::string::npos; at = text.find(open, at)) {
+        at += open.size();
+        const std::size_t end = text.find('"', at);
+        if (text.compare(end, 11, R"(","account")") == 0) ids.insert(text.substr(at, end - at));
+    }
+    return ids;
+}
+
 json etag(const std::string& id, const std::string& state, double ts) {
     return {{"id", id}, {"account", "00001234"}, {"device", "100a1b2c"}, {"type", "status"},
             {"ts", ts}, {"state", state}};
@@ -64,4 +80,15 @@ TEST_CASE("alerts: the docs' JSON log examples are monitor's records") {
           line_with(doc("protocol.md"), R"("notifType":"Online")"));
     CHECK(line_with(out, R"("notifType":"Offline")") ==
           line_with(doc("alerts.md"), R"("stream":"stdout","activationId":"batch-1")"));
+}
+
+TEST_CASE("alerts: README.md's and actions/alerts/README.md's example ETags have different ids") {
+    const std::set<std::string> top = etag_ids("README.md");
+    const std::set<std::string> alerts = etag_ids("actions/alerts/README.md");
+    CHECK(top.size() >= 2);
+    CHECK(alerts.size() >= 4);
+    for (const std::string& id : alerts) {
+        CAPTURE(id);
+        CHECK(top.count(id) == 0);
+    }
 }
