@@ -17,9 +17,13 @@
 
 namespace {
 constexpr alerts::action_kind KIND = alerts::action_kind::ALERT_ACTION_KIND;
-// The config and environment are checked when the process starts, so /init fails on them.
-[[maybe_unused]] const bool STARTED = (alerts::start_service(KIND), true);
 }  // namespace
+
+// The SDK's start hook (docs/SDK.md), before the ack: the environment and the config are
+// checked here, so a bad one fails /init with its reason ("… on_init: alerts: cannot start:
+// …"), and the config this process decides with is named on stderr. It runs again in a
+// process the proxy starts after a crash, which reads the copy of the config kept at /init.
+void on_init() { alerts::start_service(KIND); }
 
 // The launcher's raw entry point (actionloop/action.hpp): the batch is parsed straight from
 // its JSON text into ETags, without a DOM, which is most of the time of an activation.

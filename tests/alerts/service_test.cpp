@@ -5,6 +5,7 @@
 // ts repaired.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "redis_server.hpp"
 #include "runtime/alert_service.hpp"
 #include "runtime/file_store.hpp"
+#include "runtime/sha256.hpp"
 
 using namespace alerts;
 using namespace alerts::test;
@@ -39,6 +41,10 @@ json cam1_offline_after_damage() {
 
 json value_with(json etags, double now) {
     return json{{"etags", std::move(etags)}, {"now", now}, {"config", sample_config()}};
+}
+
+std::size_t lines_in(const std::string& text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
 fs::path scratch(const char* name) {
@@ -360,4 +366,23 @@ TEST_CASE("a device damaged by a ts in milliseconds before the bound recovers (R
     const json offline = run_activation(second, value_with(json::array(), T0 + 310), 0, log);
     REQUIRE(offline["notifications"].size() == 1);
     CHECK(offline["notifications"][0]["eventTs"] == T0 + 10);
+}
+
+TEST_CASE("a value.config is named on the diagnostics stream when it is installed, not after") {
+    std::ostringstream diagnostics, log;
+    alert_service svc(action_kind::monitor, {}, nullptr, &diagnostics);
+    json v = value_with(json::array(), 1);
+    run_activation(svc, v, 0, log);
+    const std::string text = v["config"].dump();
+    const std::string sha =
+        diagnostics.str().substr(std::string("alerts: config sha256=").size(), 64);
+    CHECK(diagnostics.str() == "alerts: config sha256=" + sha + " bytes=" +
+                                   std::to_string(text.size()) + " read=value.config\n");
+    CHECK(sha == sha256_hex(text));
+    run_activation(svc, value_with(json::array(), 2), 0, log);  // the same bound config
+    CHECK(lines_in(diagnostics.str()) == 1);
+    v["config"]["alert_delay_threshold"] = 5;
+    run_activation(svc, v, 0, log);
+    CHECK(lines_in(diagnostics.str()) == 2);
+    CHECK(log.str().empty());  // the notification lines' stream stays theirs
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -13,8 +14,10 @@
 #include "../core/hash.hpp"
 #include "../core/log_text.hpp"
 #include "../core/result_json.hpp"
+#include "deployed_config.hpp"
 #include "file_store.hpp"
 #include "redis_url.hpp"
+#include "sha256.hpp"
 
 namespace alerts {
 
@@ -139,8 +142,12 @@ service_env read_environment() {
 }
 
 alert_service::alert_service(action_kind kind, service_env env,
-                             std::shared_ptr<const alert_config> file_config)
-    : env_(std::move(env)), core_(options_for(kind, env_)), file_config_(std::move(file_config)) {}
+                             std::shared_ptr<const alert_config> file_config,
+                             std::ostream* diagnostics)
+    : env_(std::move(env)),
+      core_(options_for(kind, env_)),
+      file_config_(std::move(file_config)),
+      diagnostics_(diagnostics) {}
 
 void alert_service::install_config_value(const json& config) {
     // Bound parameters come back with every activation: parse only when they changed.
@@ -177,9 +184,13 @@ void alert_service::install_config_text(std::string_view text) {
     }
     const std::uint64_t hash = hash_bytes(text);
     if (core_.config() && hash == config_text_hash_) return;
+    const alert_config* before = core_.config();
     install_config_value(json::parse(text));
     config_text_hash_ = hash;
     release_parse_memory();
+    if (diagnostics_ && core_.config() != before) {
+        *diagnostics_ << value_config_line(sha256_hex(text), text.size(), env_.json_logs) << '\n';
+    }
 }
 
 namespace {
@@ -239,27 +250,54 @@ batch_result alert_service::finish(double now, const ts_rejections& out_of_range
 
 namespace {
 
+json parse_deployed(const deployed_config& deployed) {
+    try {
+        return json::parse(deployed.text);
+    } catch (const json::parse_error& e) {
+        throw config_error("config: '" + (deployed.from_copy ? deployed.copy : deployed.file) +
+                           "' is not JSON: " + e.what());
+    }
+}
+
+// The deployed config (ALERT_CONFIG): the file at the first start after /init, the copy kept
+// then at a restart; parsed, kept, named on stderr (`alerts: config sha256=…`).
+std::shared_ptr<const alert_config> load_deployed_config(const service_env& env,
+                                                         std::ostream& diagnostics) {
+    const std::filesystem::path dir = std::filesystem::current_path();
+    const std::string starter = starter_identity();
+    deployed_config deployed = read_deployed_config(env.config_file, dir, starter);
+    auto config = std::make_shared<const alert_config>(parse_config(parse_deployed(deployed)));
+    const std::string not_kept = keep_deployed_config(deployed, dir, starter);
+    diagnostics << config_line(deployed, env.json_logs) << '\n';
+    if (!not_kept.empty()) {
+        diagnostics << "alerts: warning: no copy of the config could be kept in "
+                    << log_safe(dir.string()) << " (" << log_safe(not_kept)
+                    << "): a restarted process reads ALERT_CONFIG again\n";
+    }
+    deployed = {};
+    release_parse_memory();
+    return config;
+}
+
 // The environment and the ALERT_CONFIG file, checked once when the process starts.
-alert_service make_service(action_kind kind) {
+std::unique_ptr<alert_service> make_service(action_kind kind, std::ostream& diagnostics) {
     try {
         service_env env = read_environment();
         std::shared_ptr<const alert_config> config;
         if (!env.config_file.empty()) {
-            config = std::make_shared<const alert_config>(
-                parse_config(read_config_file(env.config_file)));
-            release_parse_memory();
+            config = load_deployed_config(env, diagnostics);
+        } else {
+            diagnostics << value_config_line("", 0, env.json_logs) << '\n';
         }
-        return alert_service(kind, std::move(env), std::move(config));
+        return std::make_unique<alert_service>(kind, std::move(env), std::move(config),
+                                               &diagnostics);
     } catch (const std::exception& e) {
-        // stdio: this runs from a static initializer, possibly before std::cerr exists.
-        std::fprintf(stderr, "alerts: cannot start: %s\n", log_safe(e.what()).c_str());
-        std::fflush(stderr);
-        std::_Exit(1);
+        throw std::runtime_error("alerts: cannot start: " + log_safe(e.what()));
     }
 }
 
-alert_service& service_of(action_kind kind) {
-    static alert_service service = make_service(kind);
+std::unique_ptr<alert_service>& the_service() {
+    static std::unique_ptr<alert_service> service;
     return service;
 }
 
@@ -278,10 +316,14 @@ std::chrono::system_clock::time_point activation_deadline() noexcept {
     return deadline > system_clock::now() ? deadline : system_clock::time_point::max();
 }
 
-void start_service(action_kind kind) { service_of(kind); }
+void start_service(action_kind kind) {
+    if (!the_service()) the_service() = make_service(kind, std::cerr);
+    std::cerr.flush();
+}
 
 void run_raw_activation(std::string_view value, action_kind kind, std::string& answer) {
-    service_of(kind).run_text(value, wall_clock(), std::cout, answer);
+    start_service(kind);  // already done by on_init, unless the launcher had no hooks
+    the_service()->run_text(value, wall_clock(), std::cout, answer);
 }
 
 }  // namespace alerts

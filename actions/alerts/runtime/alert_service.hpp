@@ -1,5 +1,6 @@
 // alert_service.hpp — what the three actions share: one warm decision core per process, its
-// config (value.config, else the file named by ALERT_CONFIG, read once), its state store
+// config (value.config, else the file named by ALERT_CONFIG, read once per /init:
+// deployed_config.hpp), its state store
 // (redis_store under ALERT_REDIS_URL, file_store under ALERT_STATE_DIR, else memory), and the
 // translation of an activation's
 // `value` into a batch and of the core's result into the answer and the log lines.
@@ -75,8 +76,10 @@ void register_redis_store(store_factory make) noexcept;
 
 class alert_service {
 public:
+    /// `diagnostics`, when given, gets a line naming each value.config installed (its SHA-256).
     alert_service(action_kind kind, service_env env,
-                  std::shared_ptr<const alert_config> file_config = nullptr);
+                  std::shared_ptr<const alert_config> file_config = nullptr,
+                  std::ostream* diagnostics = nullptr);
 
     /// One activation from the value's JSON text (parsed by batch_text, no DOM); `wall_now` is
     /// used when it has no "now". The answer goes to `answer` as compact JSON; notifications
@@ -100,16 +103,18 @@ private:
     parsed_batch batch_;
     std::uint64_t config_text_hash_ = 0;               // of the last value.config text installed
     std::shared_ptr<const alert_config> file_config_;  // ALERT_CONFIG, read at start
+    std::ostream* diagnostics_;                        // stderr in an action; may be null
 };
 
 /// Creates the process-wide service of an action from the environment, when the action
-/// process starts (at /init: each action calls it from a static initializer), so that a bad
-/// setting or an unreadable or invalid ALERT_CONFIG fails /init instead of every /run: it then
-/// writes one line to stderr and ends the process with status 1 before the ack.
+/// process starts (monitor.cpp's on_init, before the ack), and writes the config line to
+/// stderr (`alerts: config sha256=…`, deployed_config.hpp). A bad setting or an unreadable or
+/// invalid config throws std::runtime_error("alerts: cannot start: <why>"), which fails /init
+/// with that reason (docs/SDK.md, on_init) instead of every /run.
 void start_service(action_kind kind);
 
-/// One activation of the process-wide service of an action (created on first use from the
-/// environment), for the launcher's raw entry point: `value` is the value's JSON text.
+/// One activation of the process-wide service of an action (start_service, if on_init has not
+/// run), for the launcher's raw entry point: `value` is the value's JSON text.
 void run_raw_activation(std::string_view value, action_kind kind, std::string& answer);
 
 }  // namespace alerts
