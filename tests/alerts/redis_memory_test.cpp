@@ -10,6 +10,7 @@
 #include <string>
 
 #include "alert_test_util.hpp"
+#include "generator/stream_generator.hpp"
 #include "redis/redis_client.hpp"
 #include "redis/redis_memory.hpp"
 #include "redis/redis_store.hpp"
@@ -82,4 +83,39 @@ TEST_CASE("redis memory: the figures of a real redis-server, and the monitor's w
     CHECK_MESSAGE(text.rfind(start, 0) == 0, text);
     CHECK(text.find("% of maxmemory ") != std::string::npos);
     CHECK(text.find(start, 1) == std::string::npos);  // once: the next check is a minute away
+}
+
+// The outbox's memory per entry, the figure actions/alerts/README.md sizes ALERT_OUTBOX_MAXLEN
+// with against maxmemory: the generator's notifications (outages and motion) committed by the
+// store to a real redis-server, then MEMORY USAGE of the stream (every node: SAMPLES 0) over
+// its length.
+TEST_CASE("redis memory: an outbox entry costs 350 to 500 bytes of Redis memory") {
+    generator_options o;
+    o.devices = 2000;
+    o.outage_fraction = 0.05;
+    o.seed = 41;
+    stream_generator gen(o);
+    redis_server server;
+    container a(server, {}, std::chrono::milliseconds(5000), gen.config());
+    std::vector<etag> etags;
+    std::vector<char> ids;
+    for (int m = 0; m < 30; ++m) {
+        const auto& minute = gen.next_minute();
+        for (std::size_t i = 0; i < minute.size(); i += 1000) {
+            const std::size_t n = std::min<std::size_t>(1000, minute.size() - i);
+            etags.clear();
+            ids.clear();
+            gen.to_etags(minute.data() + i, n, etags, ids);
+            a.run(etags, minute[i + n - 1].arrival + 0.05);
+        }
+        a.run({}, gen.minute_start() + 1);
+    }
+    const double entries = std::stod(server.command({"XLEN", "alerts:outbox"}));
+    const double bytes =
+        std::stod(server.command({"MEMORY", "USAGE", "alerts:outbox", "SAMPLES", "0"}));
+    MESSAGE("outbox: " << entries << " entries, " << bytes << " bytes, " << bytes / entries
+                       << " bytes per entry");
+    REQUIRE(entries > 2000);
+    CHECK(bytes / entries >= 350);
+    CHECK(bytes / entries <= 500);
 }
