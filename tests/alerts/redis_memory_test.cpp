@@ -46,6 +46,11 @@ TEST_CASE("redis memory: a warning from 80 % of maxmemory, none without a limit"
     CHECK_FALSE(memory_warning({800, 1000}, "x").empty());
     CHECK(memory_warning({500, 1000}, "x", 0.5).find("50 %") != std::string::npos);
     CHECK(memory_share({250, 1000}) == doctest::Approx(0.25));
+    // A maxmemory set far below the use (found by fuzz_redis_memory: an int overflowed).
+    CHECK(memory_warning({4'772'190'000'000, 1000}, "x").find(" is 477219000000 % of ") !=
+          std::string::npos);
+    CHECK(memory_warning({UINT64_MAX, 1}, "x").find(" is 1000000000000000 % of ") !=
+          std::string::npos);
 }
 
 TEST_CASE("redis memory: asked at the first call, then once per interval") {

@@ -1,11 +1,10 @@
-// redis_memory.cpp — INFO memory, read and judged.
+// redis_memory.cpp — INFO memory read and judged (pure: no connection; the query is in
+// redis_memory_query.cpp).
 #include "redis_memory.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <stdexcept>
-
-#include "redis_client.hpp"
 
 namespace alerts {
 
@@ -54,25 +53,13 @@ double memory_share(const redis_memory& m) {
 
 std::string memory_warning(const redis_memory& m, std::string_view label, double share) {
     if (m.maxmemory == 0 || memory_share(m) < share) return {};
-    const int percent = static_cast<int>(memory_share(m) * 100);
+    // Whole percents; far above 100 % only after a maxmemory lowered below the use (capped:
+    // the share of two 64-bit figures fits no int).
+    const auto percent = static_cast<std::uint64_t>(std::min(memory_share(m) * 100, 1e15));
     return "redis " + std::string(label) + ": used_memory " + megabytes(m.used) + " is " +
            std::to_string(percent) + " % of maxmemory " + megabytes(m.maxmemory) +
            ": at maxmemory Redis refuses every commit (noeviction) and alerting stops; raise "
            "maxmemory, or lower ALERT_OUTBOX_MAXLEN, or check that alertgw keeps up";
-}
-
-redis_memory query_redis_memory(redis_client& client) {
-    client.append({"INFO", "memory"});
-    const redis_reply r = client.reply();  // a look at the server, not counted as the batches'
-    if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS) {
-        throw redis_error("redis " + client.label() + ": unexpected reply to INFO memory");
-    }
-    const auto m = parse_info_memory(std::string_view(r->str, r->len));
-    if (!m) {
-        throw redis_error("redis " + client.label() +
-                          ": INFO memory has no used_memory or maxmemory");
-    }
-    return *m;
 }
 
 }  // namespace alerts
