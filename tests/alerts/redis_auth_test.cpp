@@ -209,12 +209,13 @@ TEST_CASE("redis auth: monitor as an ACL user, password from a file, through stu
     CHECK(contains(noperm.body, "NOPERM"));
 }
 
-// The sentinels with their own password (requirepass) and an ACL user on the data servers
-// (sentinel auth-user / auth-pass); the monitor as the ACL user "alerts" on the primary and
-// with the sentinels' password from a file. Then the primary loses its last replica
+// The sentinels with their own password (requirepass) and an ACL user of their own that may
+// only ask for the primary, and an ACL user on the data servers for them (sentinel auth-user /
+// auth-pass); the monitor as the ACL user "alerts" on the primary and as "alerts-watch" on the
+// sentinels, both passwords from files. Then the primary loses its last replica
 // (min-replicas-to-write 1 with none): the write is refused with NOREPLICAS, answered at once
 // as an error and not retried across the sentinels (no failover can help).
-TEST_CASE("redis auth: sentinels with a password, an ACL user on the primary, then NOREPLICAS") {
+TEST_CASE("redis auth: ACL users on the sentinels and the primary, then NOREPLICAS") {
     temp_dir dir{"alerts-redis-auth"};
     auto primary = redis_server::tcp({acl_users(), {}, 0, {"admin", "admin-pw"}}, tracked_spawn(),
                                      tracked_kill);
@@ -223,11 +224,13 @@ TEST_CASE("redis auth: sentinels with a password, an ACL user on the primary, th
                                " 1\n"
                                "sentinel auth-user mymaster watcher\n"
                                "sentinel auth-pass mymaster watch-pw\n"
-                               "requirepass sentinel-pw-81c4\n";
+                               "requirepass sentinel-pw-81c4\n"
+                               "user alerts-watch on >watch-81c4 -@all +auth +hello +ping "
+                               "+sentinel|get-master-addr-by-name\n";
     auto sentinel =
         redis_server::tcp({{}, config, 0, {"sentinel-pw-81c4"}}, tracked_spawn(), tracked_kill);
     write_file(dir.path() / "redis", PASSWORD, fs::perms(0600));
-    write_file(dir.path() / "sentinel", "sentinel-pw-81c4\n", fs::perms(0600));
+    write_file(dir.path() / "sentinel", "watch-81c4\n", fs::perms(0600));
     json env = {{"ALERT_CONFIG", fixture_path("alerts/config.json").string()},
                 {"ALERT_REDIS_SENTINELS", sentinel->address()},
                 {"ALERT_REDIS_MASTER", "mymaster"},
@@ -235,6 +238,7 @@ TEST_CASE("redis auth: sentinels with a password, an ACL user on the primary, th
                 {"ALERT_REDIS_FAILOVER_MS", "3000"},
                 {"ALERT_REDIS_USER", "alerts"},
                 {"ALERT_REDIS_PASSWORD_FILE", (dir.path() / "redis").string()},
+                {"ALERT_REDIS_SENTINEL_USER", "alerts-watch"},
                 {"ALERT_REDIS_SENTINEL_PASSWORD_FILE", (dir.path() / "sentinel").string()}};
     auto proxy = start_monitor(env);
     const json first = answer_of(*proxy, batch(json::array({motion("m1", T0)}), T0 + 1));
@@ -253,7 +257,7 @@ TEST_CASE("redis auth: sentinels with a password, an ACL user on the primary, th
     const json refused = answer_of(*wrong, batch(json::array({motion("m2", T0)}), T0 + 2));
     const std::string error = refused.value("error", "");
     CHECK_MESSAGE(contains(error, sentinel->address() +
-                                      ": AUTH with a password refused: WRONGPASS invalid "
+                                      ": AUTH as user 'alerts-watch' refused: WRONGPASS invalid "
                                       "username-password pair or user is disabled. (check "
                                       "ALERT_REDIS_SENTINEL_USER and ALERT_REDIS_SENTINEL_PASSWORD "
                                       "or ALERT_REDIS_SENTINEL_PASSWORD_FILE)"),
@@ -261,7 +265,7 @@ TEST_CASE("redis auth: sentinels with a password, an ACL user on the primary, th
     for (const std::string& text : {refused.dump(), wrong->stderr_text(), proxy->stderr_text()}) {
         CHECK_FALSE(contains(text, WRONG));
         CHECK_FALSE(contains(text, PASSWORD));
-        CHECK_FALSE(contains(text, "sentinel-pw-81c4"));
+        CHECK_FALSE(contains(text, "watch-81c4"));
     }
 
     // No replica left: Redis refuses the write; the answer comes at once, with no retry.
