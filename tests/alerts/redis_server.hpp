@@ -55,6 +55,9 @@ public:
         std::vector<std::string> extra;
         std::string sentinel_config;
         int port = 0;  // 0: a free one
+        /// AUTH's arguments ({user, password} or {password}), sent before every command of the
+        /// test's own (PING included): a server whose default user needs a password.
+        std::vector<std::string> auth;
     };
     /// A server on 127.0.0.1 (started).
     static std::unique_ptr<redis_server> tcp(tcp_options o, spawner spawn = fork_exec,
@@ -164,6 +167,20 @@ public:
             if (c) redisFree(c);
             throw std::runtime_error("cannot connect to the test redis-server");
         }
+        if (!auth_.empty()) {
+            std::vector<std::string> auth = {"AUTH"};
+            auth.insert(auth.end(), auth_.begin(), auth_.end());
+            std::vector<const char*> argv;
+            std::vector<std::size_t> lens;
+            for (const std::string& a : auth) {
+                argv.push_back(a.c_str());
+                lens.push_back(a.size());
+            }
+            if (auto* r = static_cast<redisReply*>(
+                    redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()))) {
+                freeReplyObject(r);
+            }
+        }
         std::vector<const char*> argv;
         std::vector<std::size_t> lens;
         for (const std::string& a : args) {
@@ -203,7 +220,8 @@ private:
           kill_(std::move(kill)),
           port_(o.port ? o.port : free_port()),
           extra_(std::move(o.extra)),
-          sentinel_config_(std::move(o.sentinel_config)) {
+          sentinel_config_(std::move(o.sentinel_config)),
+          auth_(std::move(o.auth)) {
         char tmpl[] = "/tmp/alerts-redis-XXXXXX";
         if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
         dir_ = tmpl;
@@ -270,6 +288,7 @@ private:
     int port_ = 0;  // 0: the unix socket
     std::vector<std::string> extra_;
     std::string sentinel_config_;
+    std::vector<std::string> auth_;
 };
 
 }  // namespace alerts::test

@@ -75,11 +75,11 @@ void tracked_kill(pid_t pid) { terminate_and_reap(pid, milliseconds(0)); }
 std::unique_ptr<redis_server> data_server(std::vector<std::string> extra = {}) {
     // Diskless full syncs without delay: a replica re-pointed after a failover syncs at once.
     extra.insert(extra.end(), {"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"});
-    return redis_server::tcp({std::move(extra), {}, 0}, tracked_spawn(), tracked_kill);
+    return redis_server::tcp({std::move(extra), {}, 0, {}}, tracked_spawn(), tracked_kill);
 }
 
 std::unique_ptr<redis_server> sentinel(const std::string& config) {
-    return redis_server::tcp({{}, config, 0}, tracked_spawn(), tracked_kill);
+    return redis_server::tcp({{}, config, 0, {}}, tracked_spawn(), tracked_kill);
 }
 
 // A flat reply of field/value pairs (SENTINEL master, INFO's lines) as a map.

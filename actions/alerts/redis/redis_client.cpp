@@ -124,12 +124,33 @@ void redis_client::connect() {
     }
 }
 
-// AUTH when a password is set; with sentinels, ROLE: the address they gave must be the
-// primary (a sentinel may still name the old one while a failover is under way).
+namespace {
+
+// What a refused AUTH says: who tried, Redis's answer, where the credentials come from; never
+// the password.
+std::string auth_refused(const std::string& user, std::string_view answer, const char* name) {
+    return std::string("AUTH ") + (user.empty() ? "with a password" : "as user '" + user + "'") +
+           " refused: " + std::string(answer) + " (check " + name + "_USER and " + name +
+           "_PASSWORD or " + name + "_PASSWORD_FILE)";
+}
+
+}  // namespace
+
+// AUTH when a password is set (as ALERT_REDIS_USER when set: an ACL user); with sentinels,
+// ROLE: the address they gave must be the primary (a sentinel may still name the old one
+// while a failover is under way).
 void redis_client::authenticate_and_check() {
     if (!url_.password.empty()) {
-        append({"AUTH", url_.password});
-        reply();
+        if (url_.user.empty()) {
+            append({"AUTH", url_.password});
+        } else {
+            append({"AUTH", url_.user, url_.password});
+        }
+        const redis_reply auth = reply_or_error();
+        if (auth->type == REDIS_REPLY_ERROR) {
+            error_reply(
+                auth_refused(url_.user, std::string_view(auth->str, auth->len), "ALERT_REDIS"));
+        }
     }
     if (url_.sentinels.empty()) return;
     append({"ROLE"});
@@ -191,10 +212,15 @@ redis_address redis_client::discover() {
         }
         redisSetTimeout(c, tv);
         if (!url_.sentinel_password.empty()) {
-            const redis_reply auth = sentinel_command(c, {"AUTH", url_.sentinel_password});
+            const redis_reply auth = sentinel_command(
+                c,
+                url_.sentinel_user.empty()
+                    ? std::vector<std::string>{"AUTH", url_.sentinel_password}
+                    : std::vector<std::string>{"AUTH", url_.sentinel_user, url_.sentinel_password});
             if (!auth || auth->type == REDIS_REPLY_ERROR) {
-                note(s, "AUTH failed: " +
-                            (auth ? std::string(auth->str, auth->len) : std::string(c->errstr)));
+                note(s, auth ? auth_refused(url_.sentinel_user, {auth->str, auth->len},
+                                            "ALERT_REDIS_SENTINEL")
+                             : "AUTH failed: " + std::string(c->errstr));
                 continue;
             }
         }

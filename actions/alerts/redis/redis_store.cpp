@@ -97,6 +97,7 @@ private:
 redis_store::redis_store(redis_store_options options)
     : options_(std::move(options)),
       client_(options_.url, options_.timeout),
+      memory_watch_(options_.memory_check_every),
       due_key_(options_.prefix + "due"),
       devices_key_(options_.prefix + "devices"),
       log_key_(options_.prefix + "created"),
@@ -133,6 +134,7 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
                                             : until);
             try {
                 batch_result result = attempt(core, batch, now);
+                check_memory();
                 if (retries > 0) {
                     std::cerr << "alerts: redis: the batch went through on " << client_.label()
                               << " after "
@@ -175,6 +177,19 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
                                "stored nothing: ")
                   << log_safe(e.what()) << std::endl;
         throw;
+    }
+}
+
+// After a batch that went through: at most once per memory_check_every, INFO memory, and a
+// warning when Redis is close to refusing writes. A failed check never fails the batch (the
+// next batch reconnects if it cost the connection).
+void redis_store::check_memory() {
+    if (!memory_watch_.due(std::chrono::steady_clock::now())) return;
+    try {
+        const std::string warning = memory_warning(query_redis_memory(client_), client_.label());
+        if (!warning.empty()) std::cerr << "alerts: warning: " << log_safe(warning) << std::endl;
+    } catch (const std::exception&) {
+        // Redis may be gone right after the commit: the next batch says so.
     }
 }
 

@@ -36,6 +36,7 @@
 #include "../core/state_store.hpp"
 #include "damaged_keys.hpp"
 #include "redis_client.hpp"
+#include "redis_memory.hpp"
 
 namespace alerts {
 
@@ -65,6 +66,9 @@ struct redis_store_options {
     /// the activation fail as if the reply had been lost (the commit applied). Unset in the
     /// actions.
     std::function<void()> after_commit;
+    /// How often, at most, a batch that went through is followed by INFO memory and a warning
+    /// on stderr when Redis uses 80 % of its maxmemory or more (redis_memory.hpp).
+    std::chrono::steady_clock::duration memory_check_every = std::chrono::seconds(60);
 };
 
 /// Counters for tests and the benchmark.
@@ -170,10 +174,12 @@ private:
                            batch_result& result);
     void append_outbox_args(const alert_core& core, const batch_result& result);
     void warn_dropped(std::uint64_t dropped);
+    void check_memory();
 
     redis_store_options options_;
     redis_client client_;
     redis_store_counters counters_;
+    memory_watch memory_watch_;
     std::string due_key_;
     std::string devices_key_;
     std::string log_key_;

@@ -13,8 +13,8 @@ std::unique_ptr<alerts::state_store> make_redis_store(const alerts::service_env&
     o.url = env.redis_sentinels.empty()
                 ? alerts::parse_redis_url(env.redis_url)
                 : alerts::parse_redis_sentinels(env.redis_sentinels, env.redis_master);
-    o.url.password = env.redis_password;
-    o.url.sentinel_password = env.redis_sentinel_password;
+    // ALERT_REDIS_USER, ALERT_REDIS_PASSWORD[_FILE] and the sentinels' (runtime/redis_url.hpp).
+    alerts::read_redis_credentials(o.url);
     o.failover_time = std::chrono::milliseconds(env.redis_failover_ms);
     o.min_replicas = env.redis_min_replicas;
     o.wait_time = std::chrono::milliseconds(env.redis_wait_ms);

@@ -1,7 +1,12 @@
 // redis_url.cpp — parsing of ALERT_REDIS_URL and ALERT_REDIS_SENTINELS.
 #include "redis_url.hpp"
 
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace alerts {
@@ -140,6 +145,62 @@ std::string sentinel_list(const redis_url& url) {
         out += s.host + ":" + std::to_string(s.port);
     }
     return out;
+}
+
+namespace {
+
+std::string text_of(const env_lookup& env, const char* name) {
+    const char* v = env(name);
+    return v ? v : "";
+}
+
+// The secret in `path` (the value of `variable`), without one trailing newline.
+std::string read_secret_file(const std::string& variable, const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw std::invalid_argument(variable + " '" + path +
+                                    "': cannot read it: " + std::strerror(errno));
+    }
+    std::string secret;
+    secret.resize(MAX_SECRET_FILE + 1);
+    in.read(secret.data(), static_cast<std::streamsize>(secret.size()));
+    secret.resize(static_cast<std::size_t>(in.gcount()));
+    if (secret.size() > MAX_SECRET_FILE) {
+        throw std::invalid_argument(variable + " '" + path + "': larger than " +
+                                    std::to_string(MAX_SECRET_FILE) + " bytes");
+    }
+    if (!secret.empty() && secret.back() == '\n') secret.pop_back();
+    if (!secret.empty() && secret.back() == '\r') secret.pop_back();
+    if (secret.empty()) throw std::invalid_argument(variable + " '" + path + "': empty");
+    return secret;
+}
+
+// One user and password pair: NAME_USER, NAME_PASSWORD or NAME_PASSWORD_FILE.
+void read_pair(const env_lookup& env, const std::string& name, std::string& user,
+               std::string& password) {
+    const std::string direct = text_of(env, (name + "_PASSWORD").c_str());
+    const std::string file = text_of(env, (name + "_PASSWORD_FILE").c_str());
+    if (!direct.empty() && !file.empty()) {
+        throw std::invalid_argument("set " + name + "_PASSWORD or " + name +
+                                    "_PASSWORD_FILE, not both");
+    }
+    password = file.empty() ? direct : read_secret_file(name + "_PASSWORD_FILE", file);
+    user = text_of(env, (name + "_USER").c_str());
+    if (!user.empty() && password.empty()) {
+        throw std::invalid_argument(name + "_USER is set without a password: set " + name +
+                                    "_PASSWORD_FILE (or " + name + "_PASSWORD)");
+    }
+}
+
+}  // namespace
+
+void read_redis_credentials(redis_url& url, const env_lookup& env) {
+    read_pair(env, "ALERT_REDIS", url.user, url.password);
+    read_pair(env, "ALERT_REDIS_SENTINEL", url.sentinel_user, url.sentinel_password);
+}
+
+void read_redis_credentials(redis_url& url) {
+    read_redis_credentials(url, [](const char* name) { return std::getenv(name); });
 }
 
 }  // namespace alerts

@@ -5,10 +5,15 @@
 //   or ALERT_REDIS_SENTINELS=HOST:PORT,HOST:PORT,... with ALERT_REDIS_MASTER=NAME: the primary
 //     is whatever the sentinels say it is (SENTINEL get-master-addr-by-name), asked again
 //     after every failure.
-// ALERT_REDIS_PASSWORD (AUTH to Redis) and ALERT_REDIS_SENTINEL_PASSWORD (AUTH to the
-// sentinels) when set.
+// Credentials (read_redis_credentials), never in the URL nor on a command line:
+//   ALERT_REDIS_USER, and ALERT_REDIS_PASSWORD or ALERT_REDIS_PASSWORD_FILE (a file holding
+//   it): `AUTH [user] password` to Redis, when a password is set (a user without a password
+//   is refused: AUTH needs one);
+//   ALERT_REDIS_SENTINEL_USER, and ALERT_REDIS_SENTINEL_PASSWORD or
+//   ALERT_REDIS_SENTINEL_PASSWORD_FILE: the same to the sentinels.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,8 +35,10 @@ struct redis_url {
     /// watch. Empty: connect to host/port/socket as given.
     std::vector<redis_address> sentinels;
     std::string master;
-    std::string password;           // ALERT_REDIS_PASSWORD
-    std::string sentinel_password;  // ALERT_REDIS_SENTINEL_PASSWORD
+    std::string user;               // ALERT_REDIS_USER (empty: AUTH with the password only)
+    std::string password;           // ALERT_REDIS_PASSWORD[_FILE]
+    std::string sentinel_user;      // ALERT_REDIS_SENTINEL_USER
+    std::string sentinel_password;  // ALERT_REDIS_SENTINEL_PASSWORD[_FILE]
 
     /// For log lines and errors: the URL (redacted, see redact_url), or "sentinel master NAME".
     std::string text;
@@ -50,6 +57,20 @@ redis_url parse_redis_url(std::string_view text);
 /// Parses ALERT_REDIS_SENTINELS ("host:port,host:port", at least one) for the primary named
 /// `master` (ALERT_REDIS_MASTER, required); throws std::invalid_argument naming what is wrong.
 redis_url parse_redis_sentinels(std::string_view sentinels, std::string_view master);
+
+/// Looks a variable up (null when unset): std::getenv, or a map in the tests.
+using env_lookup = std::function<const char*(const char*)>;
+
+/// The largest secret file read (bytes): a password, not a document.
+constexpr std::size_t MAX_SECRET_FILE = 4096;
+
+/// Sets url's user, password, sentinel_user and sentinel_password from the variables above.
+/// Throws std::invalid_argument naming the variable (never the secret) when both a password and
+/// its _FILE are set, the file cannot be read, is empty or larger than MAX_SECRET_FILE, or a
+/// user is given without a password. One trailing newline of a file is dropped.
+void read_redis_credentials(redis_url& url, const env_lookup& env);
+/// The same from the process's environment.
+void read_redis_credentials(redis_url& url);
 
 /// "host:port,host:port" (for log lines).
 std::string sentinel_list(const redis_url& url);
