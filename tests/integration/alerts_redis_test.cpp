@@ -347,7 +347,7 @@ TEST_CASE("alerts/redis: a paused Redis answers 'timed out' after ALERT_REDIS_TI
     }
 }
 
-TEST_CASE("alerts/redis: an unreadable or invalid config, or a bad Redis URL, fails /init") {
+TEST_CASE("alerts/redis: a bad config, Redis URL or secret file fails /init") {
     temp_dir dir("alerts-init");
     write_file(dir.path() / "typo.json", R"({"holds": {"ofline": 30}, "accounts": {}})");
     const struct {
@@ -362,6 +362,10 @@ TEST_CASE("alerts/redis: an unreadable or invalid config, or a bad Redis URL, fa
          "alerts: cannot start: ALERT_REDIS_URL 'localhost:6379' is not redis://"},
         {{{"ALERT_REDIS_URL", "redis://127.0.0.1:6379"}, {"ALERT_STATE_DIR", dir.path().string()}},
          "alerts: cannot start: set ALERT_REDIS_URL or ALERT_STATE_DIR, not both"},
+        // A secret file that cannot be read fails /init, not the first batch.
+        {{{"ALERT_REDIS_URL", "redis://127.0.0.1:6379"},
+          {"ALERT_REDIS_PASSWORD_FILE", (dir.path() / "no-such-secret").string()}},
+         "alerts: cannot start: ALERT_REDIS_PASSWORD_FILE"},
     };
     const std::string exec =
         (fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "monitor.d" / "exec").string();

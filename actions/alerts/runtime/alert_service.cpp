@@ -102,6 +102,10 @@ void check_redis_environment(const service_env& env) {
             "ALERT_REDIS_MASTER is set but ALERT_REDIS_SENTINELS is not: list the sentinels "
             "that know the primary");
     }
+    if (env.uses_redis()) {
+        redis_url credentials;  // read now, so a bad secret file fails /init, not a batch
+        read_redis_credentials(credentials);
+    }
     if (env.uses_redis() && !env.state_dir.empty()) {
         throw std::invalid_argument(
             std::string("set ") +
