@@ -72,7 +72,11 @@ void activation_engine::start() {
     phase_ = phase::ready;
 }
 
-void activation_engine::submit(std::string body, clock::time_point deadline, completion done) {
+void activation_engine::submit(std::string body, clock::time_point deadline, completion done,
+                               long long proxy_deadline_ms) {
+    if (pipelined_ && proxy_deadline_ms >= 0) {
+        append_string_member(body, "proxy_deadline", std::to_string(proxy_deadline_ms));
+    }
     auto next = std::make_unique<activation>();
     next->line = request_line(std::move(body));
     // An action that takes the shutdown line never gets a request that looks like it (the

@@ -70,6 +70,21 @@ std::optional<long long> find_deadline_ms(std::string_view body) {
     return ms;
 }
 
+bool append_string_member(std::string& body, std::string_view name, std::string_view text) {
+    const size_t first = skip_space(body, 0);
+    const size_t last = body.find_last_not_of(" \t\r\n");
+    if (first >= body.size() || last == std::string::npos || last <= first || body[first] != '{' ||
+        body[last] != '}') {
+        return false;
+    }
+    // `{ }` takes the member alone; any other object after a comma.
+    const size_t before = body.find_last_not_of(" \t\r\n", last - 1);
+    std::string member = before == first ? "\"" : ",\"";
+    member.append(name).append("\":\"").append(text).push_back('"');
+    body.insert(last, member);
+    return true;
+}
+
 bool line_buffer::append(const char* data, size_t n) {
     size_t old = data_.size();
     data_.append(data, n);

@@ -50,6 +50,11 @@ std::optional<std::string_view> find_top_level_field(std::string_view body, std:
 /// The deadline (epoch milliseconds) of a /run body, if it has a sensible one.
 std::optional<long long> find_deadline_ms(std::string_view body);
 
+/// Appends the member `"name":"text"` (both plain: no character that needs escaping) to the
+/// JSON object `body`, before its closing brace. False, and `body` untouched, when `body` does
+/// not start with `{` and end with `}` (whitespace aside): not an object, nothing to add to.
+bool append_string_member(std::string& body, std::string_view name, std::string_view text);
+
 /// Accumulates bytes read from fd 3 and hands out complete lines.
 class line_buffer {
 public:

@@ -114,9 +114,9 @@ void action_host::install(std::unique_ptr<executor> started) {
 }
 
 void action_host::run(std::string body, activation_engine::clock::time_point deadline,
-                      activation_engine::completion done) {
+                      activation_engine::completion done, long long proxy_deadline_ms) {
     if (inits_running_ > 0) {  // it runs on the action that the init is starting
-        parked_.push_back({std::move(body), deadline, std::move(done)});
+        parked_.push_back({std::move(body), deadline, std::move(done), proxy_deadline_ms});
         return;
     }
     if (!engine_) {
@@ -125,7 +125,7 @@ void action_host::run(std::string body, activation_engine::clock::time_point dea
         done(std::move(none));
         return;
     }
-    engine_->submit(std::move(body), deadline, std::move(done));
+    engine_->submit(std::move(body), deadline, std::move(done), proxy_deadline_ms);
 }
 
 // Once the last running init is done (its action installed, or not), the runs that waited
@@ -134,7 +134,9 @@ void action_host::init_finished() {
     if (--inits_running_ > 0) return;
     std::deque<parked_run> waited;
     waited.swap(parked_);
-    for (parked_run& r : waited) run(std::move(r.body), r.deadline, std::move(r.done));
+    for (parked_run& r : waited) {
+        run(std::move(r.body), r.deadline, std::move(r.done), r.proxy_deadline_ms);
+    }
 }
 
 void action_host::shutdown_action(std::chrono::milliseconds time_left) {

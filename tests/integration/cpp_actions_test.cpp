@@ -120,22 +120,24 @@ TEST_CASE("cpp: main can take the context as a value, built from each request") 
                                  {"left_positive", true},
                                  {"default_constructed", "a1"},
                                  {"env", "a1"}});
-    // The next activation has no name, no deadline, and its environment variable is gone:
-    // the context holds this request's fields only and does not read the environment.
+    // The next activation has no name, and its environment variable is gone: the context
+    // holds this request's fields only and does not read the environment. Without a deadline
+    // its deadline is the proxy's bound, OW_RUN_TIMEOUT_MS (time_left_test.cpp).
     reply = proxy.run(json{{"clear_env", true}}, json{{"activation_id", "a2"}});
     CHECK(reply.status == 200);
     CHECK(json_of(reply) == json{{"activation_id", "a2"},
                                  {"action_name", ""},
                                  {"namespace", ""},
-                                 {"has_deadline", false},
+                                 {"has_deadline", true},
                                  {"left_positive", true},
                                  {"default_constructed", "a2"},
                                  {"env", ""}});
-    // A deadline past what the clock can hold is no deadline (not an overflow).
+    // A deadline past what the clock can hold is no time (not an overflow): the proxy's
+    // OW_RUN_TIMEOUT_MS is the deadline.
     reply =
         proxy.run(json::object(), json{{"activation_id", "a3"}, {"deadline", "99999999999999"}});
     CHECK(reply.status == 200);
-    CHECK(json_of(reply).value("has_deadline", true) == false);
+    CHECK(json_of(reply).value("has_deadline", false) == true);
     CHECK(json_of(reply).value("left_positive", false) == true);
 }
 
