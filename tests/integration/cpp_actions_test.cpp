@@ -406,3 +406,30 @@ TEST_CASE("cpp: lifecycle hooks: an on_init that throws fails /init with its mes
         CHECK_MESSAGE(contains(error, "The action did not initialize properly. " + why), error);
     }
 }
+
+TEST_CASE("cpp: a scalar value is refused with the reason, null counts as {} (both entry kinds)") {
+    // Issue 41, item 8: the argument is an object or an array, as in single-entrypoint mode
+    // (knative_test.cpp); a string, number or boolean `value` used to become {} silently.
+    const std::vector<std::pair<json, std::string>> scalars = {
+        {"s", "string"}, {42, "number"}, {true, "boolean"}, {-1.5, "number"}, {false, "boolean"}};
+    for (const char* source : {"hello.cpp", "trace_raw.cpp"}) {
+        CAPTURE(source);
+        proxy_process proxy(cpp_runtime());
+        REQUIRE(proxy.init(cpp_source(source)).status == 200);
+        for (const auto& [value, type] : scalars) {
+            CAPTURE(value.dump());
+            const http_reply reply = proxy.run(value);
+            CHECK(reply.status == 200);  // the launcher's answer: an application error
+            CHECK(
+                json_of(reply) ==
+                json{{"error", "invalid request: the argument must be a dictionary but has type '" +
+                                   type + "'"}});
+        }
+        const http_reply null_value = proxy.run(json(nullptr));
+        CHECK(null_value.status == 200);
+        CHECK_FALSE(json_of(null_value).contains("error"));
+        const stream_texts streams = proxy.check_streams(scalars.size() + 1);
+        CHECK(contains(streams.err, "actionloop: invalid request line: the argument must be a "
+                                    "dictionary but has type 'string'"));
+    }
+}
