@@ -21,9 +21,12 @@ namespace fs = std::filesystem;
 
 action_host::action_host(settings config, char** environ_entries)
     : settings_(std::move(config)),
-      env_(ACTIONLOOP_VERSION, settings_.execution_env, settings_.wait_for_ack, environ_entries),
+      base_env_(ACTIONLOOP_VERSION, settings_.execution_env, settings_.wait_for_ack,
+                environ_entries),
+      env_(base_env_),
       builder_(settings_, env_) {
-    if (settings_.debug) env_.apply({{"OW_DEBUG", "/tmp/action.log"}});  // as upstream
+    if (settings_.debug) base_env_.apply({{"OW_DEBUG", "/tmp/action.log"}});  // as upstream
+    env_ = base_env_;
 }
 
 void action_host::attach(boost::asio::io_context& loop, boost::asio::thread_pool& blocking) {
@@ -38,6 +41,9 @@ void action_host::attach(boost::asio::io_context& loop, boost::asio::thread_pool
 // it for inspection. Under -debug nothing is removed.
 init_outcome action_host::init(const std::string& payload, const std::string& main,
                                const nlohmann::json& env) {
+    // Each /init's env replaces the one before (a failed init's included): the action gets
+    // the proxy's part and this init's env only.
+    env_ = base_env_;
     env_.apply(env);
     spdlog::debug("init: {} bytes of code, main '{}'", payload.size(), main);
     const std::string dir = builder_.next_dir();

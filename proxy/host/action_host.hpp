@@ -106,7 +106,8 @@ private:
     void end_activation(const activation_engine& engine, executor::outcome outcome);
 
     settings settings_;
-    env_map env_;
+    env_map base_env_;  // the proxy's part of the action's environment, without any /init's
+    env_map env_;       // base_env_ plus the latest /init's env
     action_builder builder_;
     std::mutex attach_lock_;  // a dedicated runtime's start-up init may come before attach()
     std::condition_variable attached_;
