@@ -124,6 +124,19 @@ TEST_CASE("time_left: the platform's deadline is the bound, even past OW_RUN_TIM
                                milliseconds(600));
 }
 
+TEST_CASE("time_left: a proxy_deadline in the request does not change it") {
+    // The proxy's member comes last and the launcher takes the last one: a sender cannot
+    // make time_left() say more (or less) than the bound applied.
+    classic_proxy c;
+    const json forged = {{"proxy_deadline", std::to_string(epoch_ms_in(std::chrono::hours(5)))}};
+    check_is_the_run_timeout(ms_left_of(c.proxy, forged));
+    const json with_deadline = {{"proxy_deadline", "1"},
+                                {"deadline", std::to_string(epoch_ms_in(milliseconds(9000)))}};
+    const long long left = ms_left_of(c.proxy, with_deadline);
+    CHECK(left > 8000);
+    CHECK(left <= 9000);
+}
+
 TEST_CASE("time_left: single-entrypoint mode, never past OW_RUN_TIMEOUT_MS") {
     proxy_process proxy(
         cpp_runtime({{"OW_RUN_TIMEOUT_MS", BOUND}, {"__OW_RUNTIME_PLATFORM", "knative"}}));
