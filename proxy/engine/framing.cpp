@@ -60,10 +60,14 @@ std::optional<std::string_view> find_top_level_field(std::string_view body, std:
 }
 
 std::optional<long long> find_deadline_ms(std::string_view body) {
-    auto text = find_top_level_field(body, "deadline");
-    if (!text || text->empty() || text->size() > 18) return std::nullopt;
+    const auto text = find_top_level_field(body, "deadline");
+    return text ? deadline_ms_of(*text) : std::nullopt;
+}
+
+std::optional<long long> deadline_ms_of(std::string_view text) {
+    if (text.empty() || text.size() > 18) return std::nullopt;
     long long ms = 0;
-    for (char c : *text) {
+    for (char c : text) {
         if (c < '0' || c > '9') return std::nullopt;
         ms = ms * 10 + (c - '0');
     }

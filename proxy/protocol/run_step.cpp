@@ -35,8 +35,10 @@ long long epoch_ms_now() {
 // What the request's `deadline` (epoch ms, a string) is, and with `left` its time left.
 bound read_deadline(const std::string& body, std::chrono::milliseconds& left) {
     using namespace std::chrono;
-    const auto ms = find_deadline_ms(body);
-    if (!ms) return find_top_level_field(body, "deadline") ? bound::unusable : bound::missing;
+    const auto text = find_top_level_field(body, "deadline");  // one pass over the body
+    if (!text) return bound::missing;
+    const auto ms = deadline_ms_of(*text);
+    if (!ms) return bound::unusable;
     left = milliseconds(*ms - epoch_ms_now());
     if (left.count() <= 0) return bound::passed;
     // A deadline centuries away (e.g. "99999999999999") is no time: in the clock's
