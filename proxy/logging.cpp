@@ -42,7 +42,11 @@ void write_fd(int fd, std::string_view text) {
 bool json_lines = false;  // OW_LOG_FORMAT=json: set once, before any thread logs
 size_t json_line_bytes = 16384;
 
-// The proxy's diagnostics as records: {"time","stream":"proxy","level","message"}.
+// The /run request of the activation the proxy's records on this thread are about, if any.
+thread_local const std::string* activation_line = nullptr;
+
+// The proxy's diagnostics as records: {"time","stream":"proxy","level","message"}, with the
+// activation's tags inside an activation_log_scope.
 class json_formatter final : public spdlog::formatter {
 public:
     void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
@@ -51,9 +55,11 @@ public:
         level.append(name.data(), name.size());
         level.push_back('"');
         std::string record;
-        append_log_record(record, log_time(msg.time), "proxy", nullptr,
-                          std::string_view(msg.payload.data(), msg.payload.size()), json_line_bytes,
-                          0, level);
+        activation_tags tags;
+        if (activation_line != nullptr) tags = tags_of_request(*activation_line);
+        append_log_record(
+            record, log_time(msg.time), "proxy", activation_line != nullptr ? &tags : nullptr,
+            std::string_view(msg.payload.data(), msg.payload.size()), json_line_bytes, 0, level);
         dest.append(record.data(), record.data() + record.size());
     }
     std::unique_ptr<spdlog::formatter> clone() const override {
@@ -255,6 +261,13 @@ void setup_logging(bool debug, bool json, size_t max_line_bytes) {
     spdlog::set_default_logger(logger);
     spdlog::cfg::load_env_levels();
 }
+
+activation_log_scope::activation_log_scope(const std::string& request_line)
+    : previous_(activation_line) {
+    activation_line = &request_line;
+}
+
+activation_log_scope::~activation_log_scope() { activation_line = previous_; }
 
 void write_sentinels() {
     emit(1, SENTINEL, true);

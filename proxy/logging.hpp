@@ -17,6 +17,21 @@ namespace actionloop {
 /// go_log() lines too.
 void setup_logging(bool debug, bool json = false, size_t max_line_bytes = 16384);
 
+/// While one lives, the proxy's own JSON records written on this thread (spdlog's) name the
+/// activation of `request_line` (a /run request: its activationId, transactionId and action),
+/// so a search by activation finds the proxy's verdict on it (a crash, a timeout, an oversized
+/// answer). The line is read only when a record is written; it must outlive the scope.
+class activation_log_scope {
+public:
+    explicit activation_log_scope(const std::string& request_line);
+    ~activation_log_scope();
+    activation_log_scope(const activation_log_scope&) = delete;
+    activation_log_scope& operator=(const activation_log_scope&) = delete;
+
+private:
+    const std::string* previous_;
+};
+
 /// XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX to stdout, then to stderr.
 void write_sentinels();
 

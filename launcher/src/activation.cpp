@@ -49,6 +49,11 @@ void report_unexported(const std::string& key) {
 }  // namespace
 
 void context_builder::add_string(const std::string& key, const std::string& text) {
+    if (key == "proxy_deadline") {  // the proxy's word to the launcher, not the platform's
+        proxy_deadline_ = parse_deadline(text);
+        has_proxy_deadline_ = true;
+        return;
+    }
     // The environment is kept for compatibility only; the context does not read it.
     if (!env_export::process().set(key, text)) report_unexported(key);
     if (key == "activation_id") {
@@ -72,7 +77,7 @@ context context_builder::build() {
     std::string traceparent =
         make_traceparent(traceparent_header_, transaction_id_, activation_id_);
     context ctx(std::move(activation_id_), std::move(action_name_), std::move(namespace_),
-                std::move(api_host_), deadline_);
+                std::move(api_host_), has_proxy_deadline_ ? proxy_deadline_ : deadline_);
     ctx.transaction_id_ = std::move(transaction_id_);
     ctx.traceparent_ = std::move(traceparent);
     return ctx;

@@ -10,7 +10,9 @@
 namespace actionloop {
 
 /// The context fields of a request, filled member by member (string members only, as the
-/// protocol sends them; `deadline` also as a number). Also exports each string member as
+/// protocol sends them; `deadline` also as a number). The proxy's `proxy_deadline`, when the
+/// request has one, is the context's deadline instead of `deadline` (docs/protocol.md, "The
+/// bound of a /run"). Also exports each string member as
 /// __OW_<KEY>, for code that reads the environment as in OpenWhisk's other runtimes.
 class context_builder {
 public:
@@ -30,6 +32,8 @@ private:
     std::string transaction_id_;
     std::string traceparent_header_;
     context::time_point deadline_ = context::time_point::max();
+    context::time_point proxy_deadline_ = context::time_point::max();
+    bool has_proxy_deadline_ = false;
 };
 
 /// The W3C traceparent of an activation (context::traceparent()): the header's trace-id and

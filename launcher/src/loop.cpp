@@ -93,6 +93,19 @@ bool is_container(std::string_view raw) {
     return !raw.empty() && (raw.front() == '{' || raw.front() == '[');
 }
 
+// A `value` that is a string, number or boolean is refused: the action's argument is an
+// object or an array; null or none counts as {} (as in single-entrypoint mode, upstream's
+// Knative runtime: docs/protocol.md, "/run").
+std::string scalar_value_error(const char* type) {
+    return std::string("the argument must be a dictionary but has type '") + type + "'";
+}
+
+const char* scalar_type_of_raw(std::string_view raw) {
+    if (raw.empty() || is_container(raw) || raw.front() == 'n') return nullptr;
+    if (raw.front() == '"') return "string";
+    return raw.front() == 't' || raw.front() == 'f' ? "boolean" : "number";
+}
+
 // The raw path's: value.__ow_headers.traceparent, looked for only when the value names it.
 void add_traceparent_header(std::string_view value, context_builder& builder) {
     if (value.find("__ow_headers") == std::string_view::npos) return;
@@ -111,6 +124,9 @@ bool scan_request(std::string_view line, std::string_view& value, context_builde
     return scan::for_each_member(line, [&](std::string_view quoted, std::string_view raw) {
         const std::string key = unquote(quoted);
         if (key == "value") {
+            if (const char* type = scalar_type_of_raw(raw)) {
+                throw std::invalid_argument(scalar_value_error(type));
+            }
             value = is_container(raw) ? raw : std::string_view("{}");
             add_traceparent_header(value, builder);
         } else if (raw.size() >= 2 && raw.front() == '"') {
@@ -129,7 +145,10 @@ void replace_newlines(std::string& answer) {
 
 json take_args(json& request) {
     auto it = request.find("value");
-    if (it == request.end() || !(it->is_object() || it->is_array())) return json::object();
+    if (it == request.end() || it->is_null()) return json::object();
+    if (it->is_string()) throw std::invalid_argument(scalar_value_error("string"));
+    if (it->is_boolean()) throw std::invalid_argument(scalar_value_error("boolean"));
+    if (it->is_number()) throw std::invalid_argument(scalar_value_error("number"));
     return std::move(*it);
 }
 
@@ -151,7 +170,13 @@ std::string handle_request(std::string_view line, const entry_point& entry) {
     }
     const context ctx = request.is_object() ? context_of(request) : context();
     const serving current(ctx);
-    json args = request.is_object() ? take_args(request) : json::object();
+    json args;
+    try {
+        args = request.is_object() ? take_args(request) : json::object();
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "actionloop: invalid request line: " << e.what() << std::endl;
+        return error_answer(std::string("invalid request: ") + e.what());
+    }
     try {
         return dump(entry(std::move(args), ctx));
     } catch (const std::bad_alloc&) {

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/framing.hpp"
+#include "logging.hpp"
 
 namespace actionloop {
 namespace {
@@ -72,7 +73,11 @@ void activation_engine::start() {
     phase_ = phase::ready;
 }
 
-void activation_engine::submit(std::string body, clock::time_point deadline, completion done) {
+void activation_engine::submit(std::string body, clock::time_point deadline, completion done,
+                               long long proxy_deadline_ms) {
+    if (pipelined_ && proxy_deadline_ms >= 0) {
+        append_string_member(body, "proxy_deadline", std::to_string(proxy_deadline_ms));
+    }
     auto next = std::make_unique<activation>();
     next->line = request_line(std::move(body));
     // An action that takes the shutdown line never gets a request that looks like it (the
@@ -307,7 +312,10 @@ void activation_engine::take_answers() {
             answers.take_next_line(line_);
         } else {
             const size_t extra = answers.take_line(line_);
-            if (extra > 0) spdlog::warn("discarded {} bytes of extra output on fd 3", extra);
+            if (extra > 0) {
+                const activation_log_scope about(queue_.head()->line);
+                spdlog::warn("discarded {} bytes of extra output on fd 3", extra);
+            }
         }
         finish_head(executor::outcome::answered, std::move(line_));
         line_.clear();
@@ -485,6 +493,8 @@ void activation_engine::complete(activation_ptr done, activation_result result, 
         action_->exited();  // its status, when it is gone
         result.crash = action_->crash_signal();
     }
+    // What the host and the /run say about it (a crash, a timeout, a bad answer) names it.
+    const activation_log_scope about(done->line);
     if (ended && hooks_.ended) {
         ending_log_id_ = done->log_id;
         hooks_.ended(*this, result.outcome);

@@ -83,7 +83,12 @@ public:
     void start();
     /// Queues one activation; `done` is called on the loop with its result. `body` is the
     /// request as received: its newlines are removed here. On the loop thread.
-    void submit(std::string body, clock::time_point deadline, completion done);
+    /// `proxy_deadline_ms` (epoch ms; 0: no bound; -1: nothing to tell): the deadline the
+    /// proxy applies, told to a pipelining action (the C++ launcher, whose ctx.time_left()
+    /// reads it) as the member `proxy_deadline`, after any the request has; other actions get
+    /// the body as sent.
+    void submit(std::string body, clock::time_point deadline, completion done,
+                long long proxy_deadline_ms = -1);
     /// No more submits (a re-init replaced this action): the process is stopped once every
     /// activation already submitted has its result.
     void retire();

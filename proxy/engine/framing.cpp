@@ -60,14 +60,33 @@ std::optional<std::string_view> find_top_level_field(std::string_view body, std:
 }
 
 std::optional<long long> find_deadline_ms(std::string_view body) {
-    auto text = find_top_level_field(body, "deadline");
-    if (!text || text->empty() || text->size() > 18) return std::nullopt;
+    const auto text = find_top_level_field(body, "deadline");
+    return text ? deadline_ms_of(*text) : std::nullopt;
+}
+
+std::optional<long long> deadline_ms_of(std::string_view text) {
+    if (text.empty() || text.size() > 18) return std::nullopt;
     long long ms = 0;
-    for (char c : *text) {
+    for (char c : text) {
         if (c < '0' || c > '9') return std::nullopt;
         ms = ms * 10 + (c - '0');
     }
     return ms;
+}
+
+bool append_string_member(std::string& body, std::string_view name, std::string_view text) {
+    const size_t first = skip_space(body, 0);
+    const size_t last = body.find_last_not_of(" \t\r\n");
+    if (first >= body.size() || last == std::string::npos || last <= first || body[first] != '{' ||
+        body[last] != '}') {
+        return false;
+    }
+    // `{ }` takes the member alone; any other object after a comma.
+    const size_t before = body.find_last_not_of(" \t\r\n", last - 1);
+    std::string member = before == first ? "\"" : ",\"";
+    member.append(name).append("\":\"").append(text).push_back('"');
+    body.insert(last, member);
+    return true;
 }
 
 bool line_buffer::append(const char* data, size_t n) {

@@ -49,6 +49,13 @@ std::optional<std::string_view> find_top_level_field(std::string_view body, std:
 
 /// The deadline (epoch milliseconds) of a /run body, if it has a sensible one.
 std::optional<long long> find_deadline_ms(std::string_view body);
+/// The same for the `deadline` field's text (find_top_level_field's): 1 to 18 digits.
+std::optional<long long> deadline_ms_of(std::string_view text);
+
+/// Appends the member `"name":"text"` (both plain: no character that needs escaping) to the
+/// JSON object `body`, before its closing brace. False, and `body` untouched, when `body` does
+/// not start with `{` and end with `}` (whitespace aside): not an object, nothing to add to.
+bool append_string_member(std::string& body, std::string_view name, std::string_view text);
 
 /// Accumulates bytes read from fd 3 and hands out complete lines.
 class line_buffer {

@@ -21,9 +21,12 @@ namespace fs = std::filesystem;
 
 action_host::action_host(settings config, char** environ_entries)
     : settings_(std::move(config)),
-      env_(ACTIONLOOP_VERSION, settings_.execution_env, settings_.wait_for_ack, environ_entries),
+      base_env_(ACTIONLOOP_VERSION, settings_.execution_env, settings_.wait_for_ack,
+                environ_entries),
+      env_(base_env_),
       builder_(settings_, env_) {
-    if (settings_.debug) env_.apply({{"OW_DEBUG", "/tmp/action.log"}});  // as upstream
+    if (settings_.debug) base_env_.apply({{"OW_DEBUG", "/tmp/action.log"}});  // as upstream
+    env_ = base_env_;
 }
 
 void action_host::attach(boost::asio::io_context& loop, boost::asio::thread_pool& blocking) {
@@ -38,6 +41,9 @@ void action_host::attach(boost::asio::io_context& loop, boost::asio::thread_pool
 // it for inspection. Under -debug nothing is removed.
 init_outcome action_host::init(const std::string& payload, const std::string& main,
                                const nlohmann::json& env) {
+    // Each /init's env replaces the one before (a failed init's included): the action gets
+    // the proxy's part and this init's env only.
+    env_ = base_env_;
     env_.apply(env);
     spdlog::debug("init: {} bytes of code, main '{}'", payload.size(), main);
     const std::string dir = builder_.next_dir();
@@ -114,9 +120,9 @@ void action_host::install(std::unique_ptr<executor> started) {
 }
 
 void action_host::run(std::string body, activation_engine::clock::time_point deadline,
-                      activation_engine::completion done) {
+                      activation_engine::completion done, long long proxy_deadline_ms) {
     if (inits_running_ > 0) {  // it runs on the action that the init is starting
-        parked_.push_back({std::move(body), deadline, std::move(done)});
+        parked_.push_back({std::move(body), deadline, std::move(done), proxy_deadline_ms});
         return;
     }
     if (!engine_) {
@@ -125,7 +131,7 @@ void action_host::run(std::string body, activation_engine::clock::time_point dea
         done(std::move(none));
         return;
     }
-    engine_->submit(std::move(body), deadline, std::move(done));
+    engine_->submit(std::move(body), deadline, std::move(done), proxy_deadline_ms);
 }
 
 // Once the last running init is done (its action installed, or not), the runs that waited
@@ -134,7 +140,9 @@ void action_host::init_finished() {
     if (--inits_running_ > 0) return;
     std::deque<parked_run> waited;
     waited.swap(parked_);
-    for (parked_run& r : waited) run(std::move(r.body), r.deadline, std::move(r.done));
+    for (parked_run& r : waited) {
+        run(std::move(r.body), r.deadline, std::move(r.done), r.proxy_deadline_ms);
+    }
 }
 
 void action_host::shutdown_action(std::chrono::milliseconds time_left) {

@@ -69,8 +69,9 @@ public:
 
     /// One activation, on the loop: `done` gets its result on the loop (result.no_action when
     /// no action was ever started). Waits for an init in progress.
+    /// `proxy_deadline_ms`: see activation_engine::submit.
     void run(std::string body, activation_engine::clock::time_point deadline,
-             activation_engine::completion done);
+             activation_engine::completion done, long long proxy_deadline_ms = -1);
 
     /// `proxy -compile MAIN`: builds `payload` like an init would and returns a zip of the
     /// resulting bin directory. Throws std::runtime_error with the error text.
@@ -97,6 +98,7 @@ private:
         std::string body;
         activation_engine::clock::time_point deadline;
         activation_engine::completion done;
+        long long proxy_deadline_ms;
     };
 
     std::unique_ptr<executor> start_action(const std::string& dir);
@@ -104,7 +106,8 @@ private:
     void end_activation(const activation_engine& engine, executor::outcome outcome);
 
     settings settings_;
-    env_map env_;
+    env_map base_env_;  // the proxy's part of the action's environment, without any /init's
+    env_map env_;       // base_env_ plus the latest /init's env
     action_builder builder_;
     std::mutex attach_lock_;  // a dedicated runtime's start-up init may come before attach()
     std::condition_variable attached_;

@@ -15,25 +15,71 @@ using clock = activation_engine::clock;
 
 const char* const NOT_OBJECT = "The action did not return a dictionary or array.";
 
-// The platform's `deadline` (epoch ms, a string) plus a grace period. A deadline that has
-// already passed when the request arrives is not the platform's (it would not send one);
-// it is ignored.
-clock::time_point deadline_of(const settings& config, const std::string& body) {
+// Which bound stops an activation (docs/protocol.md, "The bound of a /run"): the request's
+// deadline, or OW_RUN_TIMEOUT_MS because the request had none (`missing`), one already passed
+// on arrival (`passed`), one that is no time (`unusable`: not a number, or centuries away), or
+// a client's later than the setting (`clamped`); `none` when OW_RUN_TIMEOUT_MS is 0.
+enum class bound { deadline, missing, passed, unusable, clamped, none };
+
+struct run_bound {
+    clock::time_point stop = clock::time_point::max();  // when the proxy stops the action
+    bound by = bound::none;
+    long long told_ms = 0;  // the deadline the action is told (epoch ms); 0: none
+};
+
+long long epoch_ms_now() {
     using namespace std::chrono;
-    auto ms = find_deadline_ms(body);
-    if (!ms) return clock::time_point::max();
-    auto left =
-        milliseconds(*ms) - duration_cast<milliseconds>(system_clock::now().time_since_epoch());
-    if (left.count() <= 0) return clock::time_point::max();
-    // A deadline centuries away (e.g. "99999999999999") is no deadline: in the clock's
-    // nanoseconds it would overflow (UBSan found it through the context test).
-    if (left > hours(24 * 365 * 100)) return clock::time_point::max();
-    return clock::now() + left + milliseconds(config.deadline_grace_ms);
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-// Which bound stops an activation: the request's deadline, or OW_RUN_TIMEOUT_MS because the
-// request had none (`missing`) or a client asked for more (`clamped`).
-enum class bound { deadline, missing, clamped };
+// What the request's `deadline` (epoch ms, a string) is, and with `left` its time left.
+bound read_deadline(const std::string& body, std::chrono::milliseconds& left) {
+    using namespace std::chrono;
+    const auto text = find_top_level_field(body, "deadline");  // one pass over the body
+    if (!text) return bound::missing;
+    const auto ms = deadline_ms_of(*text);
+    if (!ms) return bound::unusable;
+    left = milliseconds(*ms - epoch_ms_now());
+    if (left.count() <= 0) return bound::passed;
+    // A deadline centuries away (e.g. "99999999999999") is no time: in the clock's
+    // nanoseconds it would overflow (UBSan found it through the context test).
+    if (left > hours(24 * 365 * 100)) return bound::unusable;
+    return bound::deadline;
+}
+
+// The platform's deadline plus OW_DEADLINE_GRACE_MS; OW_RUN_TIMEOUT_MS from now without a
+// usable one, or for a client's that would be later (single-entrypoint mode).
+run_bound bound_of(const settings& config, const std::string& body, deadline_source source) {
+    using std::chrono::milliseconds;
+    milliseconds left{0};
+    const bound read = read_deadline(body, left);
+    const auto now = clock::now();
+    const long long epoch_now = epoch_ms_now();
+    const milliseconds cap(config.run_timeout_ms);
+    const run_bound capped{now + cap, read, epoch_now + cap.count()};
+    if (read == bound::deadline) {
+        const milliseconds with_grace = left + milliseconds(config.deadline_grace_ms);
+        if (source == deadline_source::client && cap.count() > 0 && with_grace > cap) {
+            return {capped.stop, bound::clamped, capped.told_ms};
+        }
+        return {now + with_grace, bound::deadline, epoch_now + left.count()};
+    }
+    if (cap.count() <= 0) return {};
+    return capped;
+}
+
+const char* why_run_timeout(bound by) {
+    switch (by) {
+        case bound::missing:
+            return "; the request had no deadline";
+        case bound::passed:
+            return "; the request's deadline had already passed";
+        case bound::unusable:
+            return "; the request's deadline was not a usable time";
+        default:
+            return ", the bound of every request in single-entrypoint mode";
+    }
+}
 
 answer deadline_answer(const settings& config, bound by) {
     if (by == bound::deadline) {
@@ -43,12 +89,9 @@ answer deadline_answer(const settings& config, bound by) {
     }
     spdlog::warn("the action ran longer than OW_RUN_TIMEOUT_MS ({} ms); stopped it",
                  config.run_timeout_ms);
-    const std::string why = by == bound::missing
-                                ? "; the request had no deadline"
-                                : ", the bound of every request in single-entrypoint mode";
     return error_answer(BAD_GATEWAY, "The action did not answer within OW_RUN_TIMEOUT_MS (" +
-                                         std::to_string(config.run_timeout_ms) + " ms" + why +
-                                         ") and was stopped.");
+                                         std::to_string(config.run_timeout_ms) + " ms" +
+                                         why_run_timeout(by) + ") and was stopped.");
 }
 
 // One activation's outcome as the /run answer.
@@ -92,24 +135,13 @@ answer not_object_answer() { return error_answer(BAD_GATEWAY, NOT_OBJECT); }
 void run_step(action_host& host, std::string body, reply_fn done, answer_check check,
               deadline_source source) {
     const settings& config = host.config();
-    auto deadline = deadline_of(config, body);
-    bound by = bound::deadline;
-    if (config.run_timeout_ms > 0) {
-        // No deadline in the request (Knative, a plain HTTP client): OW_RUN_TIMEOUT_MS bounds
-        // it. A client's deadline (single-entrypoint mode) never lifts that bound.
-        const auto bounded = clock::now() + std::chrono::milliseconds(config.run_timeout_ms);
-        if (deadline == clock::time_point::max()) {
-            deadline = bounded;
-            by = bound::missing;
-        } else if (source == deadline_source::client && deadline > bounded) {
-            deadline = bounded;
-            by = bound::clamped;
-        }
-    }
-    host.run(std::move(body), deadline,
-             [&config, by, check, done = std::move(done)](activation_result result) {
-                 done(answer_of(config, std::move(result), by, check));
-             });
+    const run_bound limit = bound_of(config, body, source);
+    host.run(
+        std::move(body), limit.stop,
+        [&config, by = limit.by, check, done = std::move(done)](activation_result result) {
+            done(answer_of(config, std::move(result), by, check));
+        },
+        limit.told_ms);
 }
 
 }  // namespace actionloop

@@ -1,7 +1,8 @@
 // /run (the /run table of docs/protocol.md): the request's deadline (or OW_RUN_TIMEOUT_MS; a
-// client's deadline in single-entrypoint mode never later than OW_RUN_TIMEOUT_MS),
-// the activation on the host, and its outcome as the answer: the action's line, or an error
-// for a crash, a missed deadline, an oversized or non-JSON answer, no action.
+// client's deadline in single-entrypoint mode never later than OW_RUN_TIMEOUT_MS; the action
+// told that bound in `proxy_deadline` when it is not the request's `deadline`), the activation on
+// the host, and its outcome as the answer: the action's line, or an error for a crash, a missed
+// deadline, an oversized or non-JSON answer, no action.
 #pragma once
 
 #include <string>

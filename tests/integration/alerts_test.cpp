@@ -282,7 +282,12 @@ TEST_CASE("alerts: the raw entry point gets the value's text, the context and er
     CHECK_REPLY(proxy.run_raw(R"({"activation_id": "\u0041b", "value": [true, null]})"), 200,
                 R"({"value":[true, null],"activation_id":"Ab"})"
                 "\n");
-    CHECK_REPLY(proxy.run_raw(R"({"activation_id": "n", "value": 7})"), 200,
+    // A scalar value is refused, as single-entrypoint mode refuses it (issue 41, item 8).
+    CHECK_REPLY(
+        proxy.run_raw(R"({"activation_id": "n", "value": 7})"), 200,
+        R"({"error":"invalid request: the argument must be a dictionary but has type 'number'"})"
+        "\n");
+    CHECK_REPLY(proxy.run_raw(R"({"activation_id": "n", "value": null})"), 200,
                 R"({"value":{},"activation_id":"n"})"
                 "\n");
     const http_reply failed = proxy.run(json{{"fail", 1}});
@@ -291,7 +296,7 @@ TEST_CASE("alerts: the raw entry point gets the value's text, the context and er
     const http_reply lines = proxy.run(json{{"lines", 1}});
     CHECK(lines.status == 200);
     CHECK(json_of(lines) == json{{"lines", true}});
-    const stream_texts streams = proxy.check_streams(5);
+    const stream_texts streams = proxy.check_streams(6);
     CHECK(contains(streams.err, "raw boom"));
 }
 

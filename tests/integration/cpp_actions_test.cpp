@@ -120,22 +120,24 @@ TEST_CASE("cpp: main can take the context as a value, built from each request") 
                                  {"left_positive", true},
                                  {"default_constructed", "a1"},
                                  {"env", "a1"}});
-    // The next activation has no name, no deadline, and its environment variable is gone:
-    // the context holds this request's fields only and does not read the environment.
+    // The next activation has no name, and its environment variable is gone: the context
+    // holds this request's fields only and does not read the environment. Without a deadline
+    // its deadline is the proxy's bound, OW_RUN_TIMEOUT_MS (time_left_test.cpp).
     reply = proxy.run(json{{"clear_env", true}}, json{{"activation_id", "a2"}});
     CHECK(reply.status == 200);
     CHECK(json_of(reply) == json{{"activation_id", "a2"},
                                  {"action_name", ""},
                                  {"namespace", ""},
-                                 {"has_deadline", false},
+                                 {"has_deadline", true},
                                  {"left_positive", true},
                                  {"default_constructed", "a2"},
                                  {"env", ""}});
-    // A deadline past what the clock can hold is no deadline (not an overflow).
+    // A deadline past what the clock can hold is no time (not an overflow): the proxy's
+    // OW_RUN_TIMEOUT_MS is the deadline.
     reply =
         proxy.run(json::object(), json{{"activation_id", "a3"}, {"deadline", "99999999999999"}});
     CHECK(reply.status == 200);
-    CHECK(json_of(reply).value("has_deadline", true) == false);
+    CHECK(json_of(reply).value("has_deadline", false) == true);
     CHECK(json_of(reply).value("left_positive", false) == true);
 }
 
@@ -402,5 +404,32 @@ TEST_CASE("cpp: lifecycle hooks: an on_init that throws fails /init with its mes
         const std::string error = json_of(reply).value("error", "");
         CHECK(error.rfind("Cannot start action. Check logs for details.", 0) == 0);
         CHECK_MESSAGE(contains(error, "The action did not initialize properly. " + why), error);
+    }
+}
+
+TEST_CASE("cpp: a scalar value is refused with the reason, null counts as {} (both entry kinds)") {
+    // Issue 41, item 8: the argument is an object or an array, as in single-entrypoint mode
+    // (knative_test.cpp); a string, number or boolean `value` used to become {} silently.
+    const std::vector<std::pair<json, std::string>> scalars = {
+        {"s", "string"}, {42, "number"}, {true, "boolean"}, {-1.5, "number"}, {false, "boolean"}};
+    for (const char* source : {"hello.cpp", "trace_raw.cpp"}) {
+        CAPTURE(source);
+        proxy_process proxy(cpp_runtime());
+        REQUIRE(proxy.init(cpp_source(source)).status == 200);
+        for (const auto& [value, type] : scalars) {
+            CAPTURE(value.dump());
+            const http_reply reply = proxy.run(value);
+            CHECK(reply.status == 200);  // the launcher's answer: an application error
+            CHECK(
+                json_of(reply) ==
+                json{{"error", "invalid request: the argument must be a dictionary but has type '" +
+                                   type + "'"}});
+        }
+        const http_reply null_value = proxy.run(json(nullptr));
+        CHECK(null_value.status == 200);
+        CHECK_FALSE(json_of(null_value).contains("error"));
+        const stream_texts streams = proxy.check_streams(scalars.size() + 1);
+        CHECK(contains(streams.err, "actionloop: invalid request line: the argument must be a "
+                                    "dictionary but has type 'string'"));
     }
 }

@@ -40,3 +40,17 @@ TEST_CASE(
     REQUIRE(proxy.init(base64_encode(zip)).status == 200);
     CHECK_REPLY(proxy.run(json::object()), 200, "{\"data\":\"shipped\"}\n");
 }
+
+TEST_CASE("environment: a later /init replaces the env of a failed one") {
+    // Issue 41, item 6: an env given to a failed /init used to stay in every later action.
+    proxy_process proxy(with_env({{"__OW_API_HOST", "https://platform"}}));
+    const json stale = {{"STALE", "from the failed init"}, {"KEPT", "old"}};
+    CHECK(proxy.init(fixture_text("start_fails.sh"), "main", &stale).status == 502);
+    const json fresh = {{"FRESH", "yes"}, {"KEPT", "new"}};
+    REQUIRE(proxy.init(fixture_text("env_dump.sh"), "main", &fresh).status == 200);
+    const json seen = json_of(proxy.run(json::object()));
+    CHECK_FALSE(seen.contains("STALE"));
+    CHECK(seen.value("FRESH", "") == "yes");
+    CHECK(seen.value("KEPT", "") == "new");
+    CHECK(seen.value("__OW_API_HOST", "") == "https://platform");  // the proxy's own stay
+}

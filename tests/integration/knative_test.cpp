@@ -309,3 +309,21 @@ TEST_CASE("knative: an empty page is 204, without a body or Content-Type") {
     CHECK(empty.body.empty());
     CHECK_FALSE(empty.has_header("content-type"));
 }
+
+TEST_CASE("knative: a scalar value is refused before the action runs, null counts as {}") {
+    // Issue 41, item 8: the same rule as classic mode's C++ launcher (cpp_actions_test.cpp).
+    proxy_process proxy(knative_plain());
+    REQUIRE(proxy.post("/", json{{"init", init_of(fixture_text("line.sh"))}}.dump()).status == 200);
+    const std::vector<std::pair<json, std::string>> scalars = {
+        {"s", "string"}, {42, "number"}, {true, "boolean"}, {-1.5, "number"}, {false, "boolean"}};
+    for (const auto& [value, type] : scalars) {
+        CAPTURE(value.dump());
+        check_error(proxy.post("/", json{{"value", value}}.dump()), 403,
+                    "Internal system error: the argument must be a dictionary but has type '" +
+                        type + "'.");
+    }
+    const http_reply null_value = proxy.post("/", "{\"value\":null}");
+    CHECK(null_value.status == 200);
+    CHECK(json::parse(null_value.body) == json{{"value", json::object()}});
+    proxy.check_streams(1);  // only the null request reached the action
+}

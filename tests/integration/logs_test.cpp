@@ -174,3 +174,55 @@ TEST_CASE("logs: OW_LOG_FORMAT=json keeps JSON lines as objects, cuts long lines
     CHECK(err[2]["level"] == "warning");
     CHECK(contains(err[2]["message"].get<std::string>(), "killed by signal 11"));
 }
+
+TEST_CASE("logs: OW_LOG_FORMAT=json: the proxy's records about one activation name it") {
+    // A crash, OW_RUN_TIMEOUT_MS, a missed deadline, an oversized answer: each verdict is a
+    // record of the proxy's that a search by activationId (and transactionId) finds.
+    proxy_process proxy(with_env(
+        {{"OW_LOG_FORMAT", "json"}, {"OW_RUN_TIMEOUT_MS", "500"}, {"OW_MAX_ANSWER_BYTES", "100"}}));
+    const std::string script = "#!/bin/bash\nwhile read line; do\n"
+                               "  case \"$line\" in\n"
+                               "    *segv*) kill -SEGV $$;;\n"
+                               "    *hang*) sleep 30;;\n"
+                               "    *big*) printf '{\"a\":\"%0200d\"}\\n' 7 >&3; continue;;\n"
+                               "  esac\n"
+                               "  echo '{\"ok\":true}' >&3\n"
+                               "done\n";
+    REQUIRE(proxy.init(script).status == 200);
+    const auto run = [&](const std::string& what, const std::string& id, json extra = {}) {
+        extra["activation_id"] = id;
+        extra["transaction_id"] = "tx-" + id;
+        extra["action_name"] = "/guest/verdicts";
+        return proxy.run(json{{what, true}}, extra).status;
+    };
+    CHECK(run("segv", "a-crash") == 400);
+    CHECK(run("hang", "a-timeout") == 502);
+    const auto soon = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch() + std::chrono::milliseconds(300));
+    CHECK(run("hang", "a-deadline", json{{"deadline", std::to_string(soon.count())}}) == 502);
+    CHECK(run("big", "a-big") == 502);
+    CHECK(proxy.wait_for_sentinels(4, seconds(5)));
+    const std::vector<json> err = records_of(proxy.stderr_text());
+    const auto record_with = [&](const std::string& text) {
+        for (const json& r : err) {
+            if (r.value("stream", "") == "proxy" && contains(r.value("message", ""), text)) {
+                return r;
+            }
+        }
+        FAIL("no proxy record with '" << text << "' in:\n" << proxy.stderr_text());
+        return json();
+    };
+    const std::vector<std::pair<std::string, std::string>> verdicts = {
+        {"the action exited during the activation (killed by signal 11", "a-crash"},
+        {"the action ran longer than OW_RUN_TIMEOUT_MS (500 ms)", "a-timeout"},
+        {"the action missed its deadline", "a-deadline"},
+        {"the action's answer passed 100 bytes", "a-big"}};
+    for (const auto& [text, id] : verdicts) {
+        CAPTURE(text);
+        const json r = record_with(text);
+        CHECK(r["activationId"] == id);
+        CHECK(r["transactionId"] == "tx-" + id);
+        CHECK(r["action"] == "/guest/verdicts");
+        CHECK(r["level"] == "warning");
+    }
+}

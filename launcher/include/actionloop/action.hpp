@@ -94,11 +94,13 @@ public:
     const std::string& ns() const { return namespace_; }
     /// `api_host`, for calling back into OpenWhisk.
     const std::string& api_host() const { return api_host_; }
-    /// The activation's deadline (`deadline`, epoch milliseconds), or time_point::max() when
-    /// the platform did not give one.
+    /// The deadline the proxy applies to the activation: the platform's `deadline` (epoch
+    /// milliseconds) when it is in the future, else the request's arrival plus
+    /// OW_RUN_TIMEOUT_MS (the request's `proxy_deadline`; docs/protocol.md, "The bound of a
+    /// /run"); time_point::max() when there is no bound (OW_RUN_TIMEOUT_MS=0).
     time_point deadline() const { return deadline_; }
-    /// Time left before the deadline: zero once it has passed, one year (24 × 365 hours) when
-    /// there is no deadline.
+    /// Time left before that deadline: zero once it has passed, one year (24 × 365 hours) when
+    /// there is none.
     std::chrono::milliseconds time_left() const;
     /// `transaction_id`: the OpenWhisk transaction the activation belongs to (the `tid` in the
     /// controller's and invoker's logs, also __OW_TRANSACTION_ID); put it in your log lines

@@ -1,6 +1,8 @@
 // The /run framing: newline stripping, answer validation, deadline lookup, the line buffer.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/framing.hpp"
 
 using namespace actionloop;
@@ -135,4 +137,22 @@ TEST_CASE("line_buffer overflows past its cap without a newline") {
     std::string fits = std::string(10, 'z') + "\n";
     CHECK(buffer.append(fits.data(), fits.size()));
     CHECK_FALSE(buffer.overflowed());
+}
+
+TEST_CASE("append_string_member adds one member before the closing brace of an object") {
+    std::string body = "{\"value\":{\"a\":1},\"deadline\":\"123\"}";
+    CHECK(append_string_member(body, "proxy_deadline", "42"));
+    CHECK(body == "{\"value\":{\"a\":1},\"deadline\":\"123\",\"proxy_deadline\":\"42\"}");
+    std::string empty = " { } \n";
+    CHECK(append_string_member(empty, "k", "v"));
+    CHECK(empty == " { \"k\":\"v\"} \n");
+    CHECK(nlohmann::json::parse(empty) == nlohmann::json{{"k", "v"}});
+    std::string nested = "{\"a\":{}}";
+    CHECK(append_string_member(nested, "k", "v"));
+    CHECK(nested == "{\"a\":{},\"k\":\"v\"}");
+    for (std::string other : {"", "  ", "[1]", "XXX", "\"s\"", "{", "}", "{\"a\":1"}) {
+        const std::string before = other;
+        CHECK_FALSE(append_string_member(other, "k", "v"));
+        CHECK(other == before);
+    }
 }
