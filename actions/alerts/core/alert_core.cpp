@@ -1,11 +1,11 @@
 // alert_core.cpp — configuration binding and the activation pipeline of the decision core:
 // resolve -> sort by (device, ts) -> apply -> mature due timers -> stats.
-#include "alert_core.hpp"
+#include "core/alert_core.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-#include "hash.hpp"
+#include "core/hash.hpp"
 
 namespace alerts {
 

@@ -15,14 +15,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "batch_result.hpp"
-#include "config.hpp"
-#include "device_machine.hpp"
-#include "etag.hpp"
-#include "recent_ids.hpp"
-#include "records.hpp"
-#include "string_interner.hpp"
-#include "timer_heap.hpp"
+#include "core/batch_result.hpp"
+#include "core/config.hpp"
+#include "core/device_machine.hpp"
+#include "core/etag.hpp"
+#include "core/recent_ids.hpp"
+#include "core/records.hpp"
+#include "core/string_interner.hpp"
+#include "core/timer_heap.hpp"
 
 namespace alerts {
 

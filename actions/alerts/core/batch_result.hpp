@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "config.hpp"
-#include "dedup_key.hpp"
-#include "types.hpp"
+#include "core/config.hpp"
+#include "core/dedup_key.hpp"
+#include "core/types.hpp"
 
 namespace alerts {
 

@@ -1,7 +1,7 @@
 // batch_text.cpp — the batch read with the project's strict JSON reader (actionloop/detail/
 // json_scan.hpp): one pass, no DOM, no allocation per ETag (strings are views into the text
 // unless they have escapes).
-#include "batch_text.hpp"
+#include "core/batch_text.hpp"
 
 #include <actionloop/detail/json_scan.hpp>
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "etag_fields.hpp"
+#include "core/etag_fields.hpp"
 
 namespace alerts {
 

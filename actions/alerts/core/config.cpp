@@ -1,5 +1,5 @@
 // config.cpp — parsing and validation of the alert configuration.
-#include "config.hpp"
+#include "core/config.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace alerts {
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "alert_core.hpp"
-#include "hash.hpp"
+#include "core/alert_core.hpp"
+#include "core/hash.hpp"
 
 namespace alerts {
 

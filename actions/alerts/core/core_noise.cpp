@@ -13,7 +13,7 @@
 #include <limits>
 #include <string>
 
-#include "alert_core.hpp"
+#include "core/alert_core.hpp"
 
 namespace alerts {
 

@@ -2,8 +2,8 @@
 // cooldowns, recent ids) for the state stores.
 #include <cmath>
 
-#include "alert_core.hpp"
-#include "hash.hpp"
+#include "core/alert_core.hpp"
+#include "core/hash.hpp"
 
 namespace alerts {
 

@@ -1,11 +1,11 @@
 // dedup_key.cpp — notification keys (see dedup_key.hpp).
-#include "dedup_key.hpp"
+#include "core/dedup_key.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
 
-#include "hash.hpp"
+#include "core/hash.hpp"
 
 namespace alerts {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace alerts {
 

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "config.hpp"
-#include "types.hpp"
+#include "core/config.hpp"
+#include "core/types.hpp"
 
 namespace alerts {
 

@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace alerts {
 

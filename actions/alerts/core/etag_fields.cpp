@@ -1,5 +1,5 @@
 // etag_fields.cpp — an ETag's members, as the parser found them in one pass, validated.
-#include "etag_fields.hpp"
+#include "core/etag_fields.hpp"
 
 #include <cmath>
 

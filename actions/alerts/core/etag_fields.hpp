@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "etag.hpp"
+#include "core/etag.hpp"
 
 namespace alerts {
 

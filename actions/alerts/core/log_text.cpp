@@ -1,5 +1,5 @@
 // log_text.cpp — log fields and free text that stay on their line.
-#include "log_text.hpp"
+#include "core/log_text.hpp"
 
 namespace alerts {
 

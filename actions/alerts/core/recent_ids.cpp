@@ -1,5 +1,5 @@
 // recent_ids.cpp — FIFO ring + linear-probing set with backward-shift deletion.
-#include "recent_ids.hpp"
+#include "core/recent_ids.hpp"
 
 namespace alerts {
 

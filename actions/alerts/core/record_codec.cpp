@@ -1,11 +1,11 @@
 // record_codec.cpp — encoding and decoding of checksummed record frames.
-#include "record_codec.hpp"
+#include "core/record_codec.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-#include "config.hpp"
-#include "hash.hpp"
+#include "core/config.hpp"
+#include "core/hash.hpp"
 
 namespace alerts {
 

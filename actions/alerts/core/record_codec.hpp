@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "records.hpp"
+#include "core/records.hpp"
 
 namespace alerts {
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <string_view>
 
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace alerts {
 

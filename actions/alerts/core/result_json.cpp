@@ -1,10 +1,10 @@
 // result_json.cpp — JSON answer and log lines for the notifications of one activation.
-#include "result_json.hpp"
+#include "core/result_json.hpp"
 
 #include <cmath>
 #include <cstdio>
 
-#include "log_text.hpp"
+#include "core/log_text.hpp"
 
 namespace alerts {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "alert_core.hpp"
-#include "etag_fields.hpp"
+#include "core/alert_core.hpp"
+#include "core/etag_fields.hpp"
 
 namespace alerts {
 

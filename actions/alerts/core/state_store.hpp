@@ -9,7 +9,7 @@
 // "Persistence").
 #pragma once
 
-#include "alert_core.hpp"
+#include "core/alert_core.hpp"
 
 namespace alerts {
 

@@ -1,5 +1,5 @@
 // string_interner.cpp — the open-addressing table behind the device and account indices.
-#include "string_interner.hpp"
+#include "core/string_interner.hpp"
 
 namespace alerts {
 

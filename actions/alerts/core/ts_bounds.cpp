@@ -1,5 +1,5 @@
 // ts_bounds.cpp — ETags too far from `now` become rejections.
-#include "ts_bounds.hpp"
+#include "core/ts_bounds.hpp"
 
 #include <algorithm>
 #include <cstdio>

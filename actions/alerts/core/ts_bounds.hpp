@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "etag_fields.hpp"
+#include "core/etag_fields.hpp"
 
 namespace alerts {
 

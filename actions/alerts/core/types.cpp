@@ -1,5 +1,5 @@
 // types.cpp — contract names of the ETag types, device states and notification types.
-#include "types.hpp"
+#include "core/types.hpp"
 
 namespace alerts {
 

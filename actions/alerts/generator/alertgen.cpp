@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "alertgen_options.hpp"
-#include "stream_generator.hpp"
+#include "generator/alertgen_options.hpp"
+#include "generator/stream_generator.hpp"
 
 namespace {
 

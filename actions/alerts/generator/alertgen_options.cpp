@@ -1,5 +1,5 @@
 // alertgen_options.cpp — alertgen's flags, each with its range.
-#include "alertgen_options.hpp"
+#include "generator/alertgen_options.hpp"
 
 #include <charconv>
 #include <cmath>

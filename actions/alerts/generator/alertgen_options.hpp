@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "stream_generator.hpp"
+#include "generator/stream_generator.hpp"
 
 namespace alerts {
 

@@ -1,11 +1,11 @@
 // stream_generator.cpp — per-device, per-minute event schedules and their serialisation.
-#include "stream_generator.hpp"
+#include "generator/stream_generator.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "../core/hash.hpp"
+#include "core/hash.hpp"
 
 namespace alerts {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/etag.hpp"
+#include "core/etag.hpp"
 
 namespace alerts {
 

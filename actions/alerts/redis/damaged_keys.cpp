@@ -1,5 +1,5 @@
 // damaged_keys.cpp — the skipped keys' count and log lines (see damaged_keys.hpp).
-#include "damaged_keys.hpp"
+#include "redis/damaged_keys.hpp"
 
 #include <algorithm>
 

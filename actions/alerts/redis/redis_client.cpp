@@ -1,5 +1,5 @@
 // redis_client.cpp — hiredis (0.14) calls behind redis_client.
-#include "redis_client.hpp"
+#include "redis/redis_client.hpp"
 
 #include <algorithm>
 

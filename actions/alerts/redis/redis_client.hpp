@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../runtime/redis_url.hpp"
+#include "runtime/redis_url.hpp"
 
 namespace alerts {
 

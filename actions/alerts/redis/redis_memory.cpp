@@ -1,6 +1,6 @@
 // redis_memory.cpp — INFO memory read and judged (pure: no connection; the query is in
 // redis_memory_query.cpp).
-#include "redis_memory.hpp"
+#include "redis/redis_memory.hpp"
 
 #include <algorithm>
 #include <charconv>

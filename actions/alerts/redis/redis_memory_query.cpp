@@ -1,6 +1,6 @@
 // redis_memory_query.cpp — INFO memory asked of a server (redis_memory.hpp).
-#include "redis_client.hpp"
-#include "redis_memory.hpp"
+#include "redis/redis_client.hpp"
+#include "redis/redis_memory.hpp"
 
 namespace alerts {
 

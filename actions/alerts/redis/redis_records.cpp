@@ -1,5 +1,5 @@
 // redis_records.cpp — encoding and decoding of the Redis store's keys and records.
-#include "redis_records.hpp"
+#include "redis/redis_records.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../core/config.hpp"
-#include "../core/types.hpp"
+#include "core/config.hpp"
+#include "core/types.hpp"
 
 namespace alerts {
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <string_view>
 
-#include "../core/records.hpp"
+#include "core/records.hpp"
 
 namespace alerts {
 

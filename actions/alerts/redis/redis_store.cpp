@@ -1,5 +1,5 @@
 // redis_store.cpp — read, decide, compare-and-set commit (see redis_store.hpp).
-#include "redis_store.hpp"
+#include "redis/redis_store.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,12 +9,12 @@
 #include <limits>
 #include <thread>
 
-#include "../core/device_machine.hpp"
-#include "../core/log_text.hpp"
-#include "../core/result_json.hpp"
-#include "../core/string_interner.hpp"
-#include "redis_records.hpp"
-#include "redis_scripts.hpp"
+#include "core/device_machine.hpp"
+#include "core/log_text.hpp"
+#include "core/result_json.hpp"
+#include "core/string_interner.hpp"
+#include "redis/redis_records.hpp"
+#include "redis/redis_scripts.hpp"
 
 namespace alerts {
 

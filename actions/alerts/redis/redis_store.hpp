@@ -33,10 +33,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../core/state_store.hpp"
-#include "damaged_keys.hpp"
-#include "redis_client.hpp"
-#include "redis_memory.hpp"
+#include "core/state_store.hpp"
+#include "redis/damaged_keys.hpp"
+#include "redis/redis_client.hpp"
+#include "redis/redis_memory.hpp"
 
 namespace alerts {
 

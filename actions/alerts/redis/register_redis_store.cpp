@@ -3,8 +3,8 @@
 // Redis store with alert_service before the first activation.
 #include <memory>
 
-#include "../runtime/alert_service.hpp"
-#include "redis_store.hpp"
+#include "redis/redis_store.hpp"
+#include "runtime/alert_service.hpp"
 
 namespace {
 

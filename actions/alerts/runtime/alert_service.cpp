@@ -1,5 +1,5 @@
 // alert_service.cpp — config and store set-up, and one activation from value to answer.
-#include "alert_service.hpp"
+#include "runtime/alert_service.hpp"
 
 #include <malloc.h>
 
@@ -11,13 +11,13 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "../core/hash.hpp"
-#include "../core/log_text.hpp"
-#include "../core/result_json.hpp"
-#include "deployed_config.hpp"
-#include "file_store.hpp"
-#include "redis_url.hpp"
-#include "sha256.hpp"
+#include "core/hash.hpp"
+#include "core/log_text.hpp"
+#include "core/result_json.hpp"
+#include "runtime/deployed_config.hpp"
+#include "runtime/file_store.hpp"
+#include "runtime/redis_url.hpp"
+#include "runtime/sha256.hpp"
 
 namespace alerts {
 

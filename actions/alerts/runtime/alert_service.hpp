@@ -13,10 +13,10 @@
 #include <string>
 #include <string_view>
 
-#include "../core/alert_core.hpp"
-#include "../core/batch_text.hpp"
-#include "../core/state_store.hpp"
-#include "../core/ts_bounds.hpp"
+#include "core/alert_core.hpp"
+#include "core/batch_text.hpp"
+#include "core/state_store.hpp"
+#include "core/ts_bounds.hpp"
 
 namespace alerts {
 

@@ -1,5 +1,5 @@
 // deployed_config.cpp — reading ALERT_CONFIG once per /init, and the copy a restart reads.
-#include "deployed_config.hpp"
+#include "runtime/deployed_config.hpp"
 
 #include <unistd.h>
 
@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../core/config.hpp"
-#include "../core/hash.hpp"
-#include "../core/log_text.hpp"
-#include "sha256.hpp"
+#include "core/config.hpp"
+#include "core/hash.hpp"
+#include "core/log_text.hpp"
+#include "runtime/sha256.hpp"
 
 namespace alerts {
 

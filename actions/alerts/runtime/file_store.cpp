@@ -1,5 +1,5 @@
 // file_store.cpp — journal + snapshot persistence with POSIX file calls.
-#include "file_store.hpp"
+#include "runtime/file_store.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "../core/record_codec.hpp"
+#include "core/record_codec.hpp"
 
 namespace alerts {
 

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string>
 
-#include "../core/state_store.hpp"
+#include "core/state_store.hpp"
 
 namespace alerts {
 

@@ -1,5 +1,5 @@
 // redis_url.cpp — parsing of ALERT_REDIS_URL and ALERT_REDIS_SENTINELS.
-#include "redis_url.hpp"
+#include "runtime/redis_url.hpp"
 
 #include <cerrno>
 #include <charconv>

@@ -1,6 +1,6 @@
 // sha256.cpp — FIPS 180-4's SHA-256: 64-byte blocks, a 64-round compression of eight 32-bit
 // words, the message padded with 0x80, zeros and its length in bits (big-endian).
-#include "sha256.hpp"
+#include "runtime/sha256.hpp"
 
 #include <array>
 #include <cstdint>
