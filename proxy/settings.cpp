@@ -68,9 +68,10 @@ const knob VARIABLES[] = {
      "time past a /run's deadline before the action is "
      "stopped (502) and restarted"},
     {"OW_RUN_TIMEOUT_MS", "300000",
-     "the bound of a /run whose request has no deadline (Knative, plain HTTP clients): past "
-     "it the action is stopped (502) and restarted; /health answers 503 while an activation "
-     "has run longer than this; 0: no bound"},
+     "the bound of a /run without a usable deadline (none, already passed, or out of "
+     "range: Knative, plain HTTP clients), and the most a single-entrypoint deadline may "
+     "give: past it the action is stopped (502) and restarted; /health answers 503 while an "
+     "activation has run longer than this; 0: no bound"},
     {"OW_ACK_TIMEOUT_MS", "60000", "how long to wait for the ack"},
     {"OW_COMPILE_TIMEOUT_MS", "300000", "how long the compiler may run"},
     {"OW_THREADS", "64",

@@ -156,7 +156,11 @@ json take_args(json& request) {
 
 std::string handle_request(std::string_view line, const entry_point& entry) {
     const scan::bounds bounds = request_bounds();
-    if (const scan::excess found = scan::check_bounds(line, bounds); found != scan::excess::none) {
+    // The bound counts what the platform sent: the proxy appends one member of its own
+    // (`proxy_deadline`, docs/protocol.md) to every line.
+    const scan::bounds line_bounds{bounds.depth, bounds.members + 1};
+    if (const scan::excess found = scan::check_bounds(line, line_bounds);
+        found != scan::excess::none) {
         const std::string what = "the request " + scan::excess_text(found, bounds);
         std::cerr << "actionloop: invalid request line: " << what << std::endl;
         return error_answer("invalid request: " + what);

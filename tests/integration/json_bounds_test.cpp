@@ -283,3 +283,18 @@ TEST_CASE("json bounds: the C++ launcher answers an error for a deep /run line a
         },
         std::chrono::seconds(5)));
 }
+
+TEST_CASE("json bounds: a /run line of exactly OW_MAX_JSON_MEMBERS members is served by the C++ "
+          "launcher, one more is refused (the proxy's own member is not counted)") {
+    proxy_process proxy(cpp_runtime());
+    const json env = {{"OW_MAX_JSON_MEMBERS", "20"}};
+    REQUIRE(proxy.init(fixture_text("cpp/echo_or_env.cpp"), "main", &env).status == 200);
+    // `value` and its 19 members: 20 in all.
+    const std::string at_bound = wide_object(19);
+    const http_reply served = proxy.run_raw("{\"value\":" + at_bound + "}");
+    CHECK(served.status == 200);
+    CHECK(json::parse(served.body, nullptr, false) == json::parse(at_bound));
+    CHECK_REPLY(proxy.run_raw("{\"value\":" + wide_object(20) + "}"), 200,
+                "{\"error\":\"invalid request: the request has more than 20 members "
+                "(OW_MAX_JSON_MEMBERS)\"}\n");
+}
