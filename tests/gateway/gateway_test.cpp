@@ -2,8 +2,12 @@
 // outbox's shape: key = dedupKey, n = the notification's compact JSON), a real SMTP server
 // (tests/support/smtp_sink.py on Debian's aiosmtpd) and a real HTTP receiver
 // (tests/support/webhook_receiver.py), each on a free port, and the real alertgw binary.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -161,7 +165,7 @@ public:
 
     /// A gateway with both targets and the given extra flags; `n` names its log files.
     child gateway(const std::string& name, std::vector<std::string> flags = {},
-                  bool metrics = false) {
+                  bool metrics = false, const env_map& extra_env = {}) {
         std::vector<std::string> argv = {
             ALERTGW_BIN, "--smtp",   smtp_url(),   "--from", "alertgw@example.com",
             "--webhook", hook_url(), "--consumer", name,     "--timeout",
@@ -174,6 +178,7 @@ public:
         env_map env = support::path_only_env();
         env["ALERT_REDIS_URL"] = redis_.url();
         env["ALERT_REDIS_PREFIX"] = PREFIX;
+        for (const auto& [variable, value] : extra_env) env[variable] = value;
         child c(argv, env, dir_.path() / (name + ".out"), dir_.path() / (name + ".err"));
         if (metrics) {
             REQUIRE_MESSAGE(
@@ -295,6 +300,7 @@ public:
         return r.body;
     }
 
+    std::string metrics_port_text() const { return std::to_string(metrics_port_); }
     redis_server& redis() { return redis_; }
     const fs::path& dir() const { return dir_.path(); }
 
@@ -304,6 +310,34 @@ private:
     int smtp_port_ = 0, hook_port_ = 0, metrics_port_ = 0;
     child smtp_, hook_;
 };
+
+/// Whether something listens on ADDRESS:port (127.0.0.2 is loopback too, but not 127.0.0.1).
+bool accepts_on(const char* address, int port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in where{};
+    where.sin_family = AF_INET;
+    where.sin_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET, address, &where.sin_addr);
+    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&where), sizeof where) == 0;
+    ::close(fd);
+    return ok;
+}
+
+/// A self-signed certificate for 127.0.0.1 (and its key) in `dir`, made by openssl now.
+std::pair<fs::path, fs::path> self_signed(const fs::path& dir) {
+    const fs::path cert = dir / "smtp-cert.pem", key = dir / "smtp-key.pem";
+    const auto made =
+        support::run_command({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                              key.string(), "-out", cert.string(), "-days", "1", "-subj",
+                              "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+                             "", support::path_only_env(), "/tmp");
+    REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+    return {cert, key};
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
 
 bool exited_zero(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 
@@ -980,4 +1014,96 @@ TEST_CASE("a refused recipient and a malformed one are dead-lettered on their ow
                   line.find("recipient=") != std::string::npos;
     }
     CHECK(logged == 2);
+}
+
+TEST_CASE("STARTTLS against a certificate the test trusts; the SMTP password and the webhook's "
+          "Authorization read from files, never shown") {
+    rig r;
+    const auto [cert, key] = self_signed(r.dir());
+    r.start_smtp({"--tls-cert", cert.string(), "--tls-key", key.string(), "--require-starttls",
+                  "--auth-user", "alertgw", "--auth-password", "s3cret-pw"});
+    r.start_hook();
+    write_text(r.dir() / "smtp-password", "s3cret-pw\n");
+    write_text(r.dir() / "hook-auth", "Bearer T0KEN-xyz\n");
+    r.add("tls", 3);
+    // smtp:// (not smtps://): upgraded because the server offers STARTTLS, and required here.
+    child gw =
+        r.gateway("gw1",
+                  {"--smtp-require-tls", "--smtp-ca-file", cert.string(), "--smtp-user", "alertgw",
+                   "--webhook-auth-file", r.hook_name() + "=" + (r.dir() / "hook-auth").string()},
+                  false, {{"ALERTGW_SMTP_PASSWORD_FILE", (r.dir() / "smtp-password").string()}});
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.mail_keys().size() >= 3; }, 10s),
+                    (gw.out() + gw.err()));
+    for (const mail& m : r.mails()) {
+        CHECK(m.headers.at("X-Envelope-TLS") == "yes");
+        CHECK(m.headers.at("X-Envelope-Login") == "alertgw");
+    }
+    REQUIRE(support::wait_until([&] { return r.hook_keys().size() >= 3; }, 10s));
+    for (const json& hook : r.hooks()) CHECK(hook["auth"] == "Bearer T0KEN-xyz");
+    CHECK(exited_zero(gw.stop()));
+    for (const std::string& text : {gw.out(), gw.err()}) {
+        CHECK(text.find("s3cret") == std::string::npos);
+        CHECK(text.find("T0KEN") == std::string::npos);
+    }
+}
+
+TEST_CASE("the SMTP server's certificate is verified, and --smtp-require-tls refuses plain text") {
+    // The e-mail's retry line, once one is logged.
+    auto email_retry = [](const child& gw) {
+        for (const std::string& line : lines_of(gw.out())) {
+            if (line.find("event=retry") != std::string::npos &&
+                line.find("target=email") != std::string::npos)
+                return line;
+        }
+        return std::string();
+    };
+    rig r;
+    const auto [cert, key] = self_signed(r.dir());
+    r.start_smtp({"--tls-cert", cert.string(), "--tls-key", key.string()});
+    r.start_hook();
+    r.add("untrusted", 1, true);
+    // The certificate is not trusted (no --smtp-ca-file): nothing is sent in clear instead.
+    child gw = r.gateway("gw1", {"--timeout", "2"});
+    REQUIRE_MESSAGE(support::wait_until([&] { return !email_retry(gw).empty(); }, 10s),
+                    (gw.out() + gw.err()));
+    CHECK(email_retry(gw).find("certificate") != std::string::npos);
+    CHECK(r.mail_keys().empty());
+    CHECK(exited_zero(gw.stop()));
+
+    rig plain;
+    plain.start_smtp();  // no STARTTLS offered
+    plain.start_hook();
+    plain.add("plain", 1, true);
+    child strict = plain.gateway("gw2", {"--smtp-require-tls"});
+    REQUIRE_MESSAGE(support::wait_until([&] { return !email_retry(strict).empty(); }, 10s),
+                    (strict.out() + strict.err()));
+    CHECK(plain.mail_keys().empty());
+    CHECK(exited_zero(strict.stop()));
+}
+
+TEST_CASE("the dead-letter stream is capped; what the cap drops is counted") {
+    rig r;
+    r.start_smtp();
+    r.start_hook("fail");
+    r.add("dl", 8);
+    child gw = r.gateway("gw1", {"--max-attempts", "1", "--dead-letter-max", "3"}, true);
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.pending_count() == "0"; }, 10s), gw.err());
+    CHECK(r.dead_letters().size() == 3);
+    CHECK(metric(r.metrics(), "alertgw_dead_lettered_total{target=\"" + r.hook_name() + "\"}") ==
+          8);
+    CHECK(metric(r.metrics(), "alertgw_dead_letters_dropped_total") == 5);
+    CHECK(exited_zero(gw.stop()));
+}
+
+TEST_CASE("/metrics listens on loopback only by default, elsewhere when asked") {
+    rig r;
+    r.start_hook();
+    child gw = r.gateway("gw1", {}, true);
+    const int port = std::stoi(r.metrics_port_text());
+    CHECK(accepts_on("127.0.0.1", port));
+    CHECK_FALSE(accepts_on("127.0.0.2", port));
+    CHECK(exited_zero(gw.stop()));
+    child wide = r.gateway("gw2", {"--metrics-address", "0.0.0.0"}, true);
+    CHECK(accepts_on("127.0.0.2", port));
+    CHECK(exited_zero(wide.stop()));
 }

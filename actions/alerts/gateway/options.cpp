@@ -103,7 +103,7 @@ webhook_target parse_webhook(const std::string& text) {
 using flag_handler = std::function<void(options&, const std::string&)>;
 
 const std::map<std::string, flag_handler>& value_flags() {
-    static const std::map<std::string, flag_handler> flags = {
+    static const std::map<std::string, flag_handler> FLAGS = {
         {"--smtp",
          [](options& o, const std::string& v) {
              check_url("--smtp", v, {"smtp://", "smtps://"});
@@ -177,7 +177,7 @@ const std::map<std::string, flag_handler>& value_flags() {
              o.alert_delay_threshold = number("--alert-delay-threshold", v, 0, 1e9);
          }},
     };
-    return flags;
+    return FLAGS;
 }
 
 void read_redis_environment(options& o) {

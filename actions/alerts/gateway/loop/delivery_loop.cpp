@@ -34,6 +34,7 @@ void log_err(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str(
 
 std::vector<target_spec> specs_of(const options& settings) {
     std::vector<target_spec> specs;
+    specs.reserve(settings.webhooks.size() + 1);
     if (!settings.smtp.url.empty()) specs.push_back({"email", true});
     for (const webhook_target& webhook : settings.webhooks) specs.push_back({webhook.name, false});
     return specs;
@@ -259,6 +260,7 @@ void delivery_loop::take(const std::vector<outbox_record>& records, bool claimed
     // A claimed entry may have progress: a target that already has it is not sent again.
     if (claimed && !fresh.empty()) {
         std::vector<std::string> ids;
+        ids.reserve(fresh.size());
         for (const new_entry& entry : fresh) ids.push_back(entry.id);
         auto progress = outbox_.progress_of(ids);
         for (std::size_t i = 0; i < fresh.size(); ++i) fresh[i].progress = std::move(progress[i]);
