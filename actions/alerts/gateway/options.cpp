@@ -102,31 +102,36 @@ webhook_target parse_webhook(const std::string& text) {
 
 using flag_handler = std::function<void(options&, const std::string&)>;
 
-const std::map<std::string, flag_handler>& value_flags() {
-    static const std::map<std::string, flag_handler> FLAGS = {
+/// The flags of the targets: where to deliver, and how to log in.
+void add_target_flags(std::map<std::string, flag_handler>& flags) {
+    flags.insert({
         {"--smtp",
-         [](options& o, const std::string& v) {
-             check_url("--smtp", v, {"smtp://", "smtps://"});
-             o.smtp.url = v;
+         [](options& settings, const std::string& value) {
+             check_url("--smtp", value, {"smtp://", "smtps://"});
+             settings.smtp.url = value;
          }},
-        {"--smtp-user", [](options& o, const std::string& v) { o.smtp.user = v; }},
+        {"--smtp-user",
+         [](options& settings, const std::string& value) { settings.smtp.user = value; }},
         {"--smtp-password-file",
-         [](options& o, const std::string& v) {
-             o.smtp.password = read_secret("--smtp-password-file", v);
+         [](options& settings, const std::string& value) {
+             settings.smtp.password = read_secret("--smtp-password-file", value);
          }},
-        {"--smtp-ca-file", [](options& o, const std::string& v) { o.smtp.ca_file = v; }},
+        {"--smtp-ca-file",
+         [](options& settings, const std::string& value) { settings.smtp.ca_file = value; }},
         {"--from",
-         [](options& o, const std::string& v) {
-             if (!is_email_address(v))
-                 throw std::invalid_argument("--from: '" + v + "' is not an e-mail address");
-             o.from = v;
+         [](options& settings, const std::string& value) {
+             if (!is_email_address(value))
+                 throw std::invalid_argument("--from: '" + value + "' is not an e-mail address");
+             settings.from = value;
          }},
         {"--webhook",
-         [](options& o, const std::string& v) { o.webhooks.push_back(parse_webhook(v)); }},
+         [](options& settings, const std::string& value) {
+             settings.webhooks.push_back(parse_webhook(value));
+         }},
         {"--webhook-auth-file",
-         [](options& o, const std::string& v) {
-             const auto [name, path] = named("--webhook-auth-file", v);
-             for (webhook_target& target : o.webhooks) {
+         [](options& settings, const std::string& value) {
+             const auto [name, path] = named("--webhook-auth-file", value);
+             for (webhook_target& target : settings.webhooks) {
                  if (target.name == name) {
                      target.authorization = read_secret("--webhook-auth-file", path);
                      return;
@@ -135,52 +140,66 @@ const std::map<std::string, flag_handler>& value_flags() {
              throw std::invalid_argument("--webhook-auth-file: no webhook named '" + name +
                                          "' (give --webhook first)");
          }},
-        {"--consumer",
-         [](options& o, const std::string& v) {
-             if (v.empty()) throw std::invalid_argument("--consumer: empty name");
-             o.consumer = v;
-         }},
-        {"--metrics-address", [](options& o, const std::string& v) { o.metrics_address = v; }},
-        {"--metrics-port",
-         [](options& o, const std::string& v) {
-             o.metrics_port = integer("--metrics-port", v, 1, 65535);
-         }},
-        {"--timeout",
-         [](options& o, const std::string& v) { o.timeout = seconds("--timeout", v, 0.01, 3600); }},
-        {"--max-attempts",
-         [](options& o, const std::string& v) {
-             o.max_attempts = integer("--max-attempts", v, 1, 1000);
-         }},
-        {"--claim-after",
-         [](options& o, const std::string& v) {
-             o.claim_after = seconds("--claim-after", v, 0.1, 86400);
-         }},
-        {"--concurrency",
-         [](options& o, const std::string& v) {
-             o.concurrency = integer("--concurrency", v, 1, 4096);
-         }},
-        {"--window",
-         [](options& o, const std::string& v) {
-             o.window = static_cast<std::size_t>(integer("--window", v, 1, 1000000));
-         }},
-        {"--max-held",
-         [](options& o, const std::string& v) {
-             o.max_held = static_cast<std::size_t>(integer("--max-held", v, 1, 10000000));
-         }},
-        {"--dead-letter-max",
-         [](options& o, const std::string& v) {
-             o.dead_letter_max =
-                 static_cast<std::size_t>(integer("--dead-letter-max", v, 1, 100000000));
-         }},
-        {"--alert-delay-threshold",
-         [](options& o, const std::string& v) {
-             o.alert_delay_threshold = number("--alert-delay-threshold", v, 0, 1e9);
-         }},
-    };
+    });
+}
+
+/// Every flag that takes a value.
+const std::map<std::string, flag_handler>& value_flags() {
+    static const std::map<std::string, flag_handler> FLAGS = [] {
+        std::map<std::string, flag_handler> flags = {
+            {"--consumer",
+             [](options& settings, const std::string& value) {
+                 if (value.empty()) throw std::invalid_argument("--consumer: empty name");
+                 settings.consumer = value;
+             }},
+            {"--metrics-address",
+             [](options& settings, const std::string& value) { settings.metrics_address = value; }},
+            {"--metrics-port",
+             [](options& settings, const std::string& value) {
+                 settings.metrics_port = integer("--metrics-port", value, 1, 65535);
+             }},
+            {"--timeout",
+             [](options& settings, const std::string& value) {
+                 settings.timeout = seconds("--timeout", value, 0.01, 3600);
+             }},
+            {"--max-attempts",
+             [](options& settings, const std::string& value) {
+                 settings.max_attempts = integer("--max-attempts", value, 1, 1000);
+             }},
+            {"--claim-after",
+             [](options& settings, const std::string& value) {
+                 settings.claim_after = seconds("--claim-after", value, 0.1, 86400);
+             }},
+            {"--concurrency",
+             [](options& settings, const std::string& value) {
+                 settings.concurrency = integer("--concurrency", value, 1, 4096);
+             }},
+            {"--window",
+             [](options& settings, const std::string& value) {
+                 settings.window = static_cast<std::size_t>(integer("--window", value, 1, 1000000));
+             }},
+            {"--max-held",
+             [](options& settings, const std::string& value) {
+                 settings.max_held =
+                     static_cast<std::size_t>(integer("--max-held", value, 1, 10000000));
+             }},
+            {"--dead-letter-max",
+             [](options& settings, const std::string& value) {
+                 settings.dead_letter_max =
+                     static_cast<std::size_t>(integer("--dead-letter-max", value, 1, 100000000));
+             }},
+            {"--alert-delay-threshold",
+             [](options& settings, const std::string& value) {
+                 settings.alert_delay_threshold = number("--alert-delay-threshold", value, 0, 1e9);
+             }},
+        };
+        add_target_flags(flags);
+        return flags;
+    }();
     return FLAGS;
 }
 
-void read_redis_environment(options& o) {
+void read_redis_environment(options& settings) {
     const std::string url = env("ALERT_REDIS_URL");
     const std::string sentinels = env("ALERT_REDIS_SENTINELS");
     if (!url.empty() && !sentinels.empty()) {
@@ -189,41 +208,43 @@ void read_redis_environment(options& o) {
     if (url.empty() && sentinels.empty()) {
         throw std::invalid_argument("ALERT_REDIS_URL is not set (nor ALERT_REDIS_SENTINELS)");
     }
-    o.redis = !url.empty() ? parse_redis_url(url)
-                           : parse_redis_sentinels(sentinels, env("ALERT_REDIS_MASTER"));
-    if (const char* p = std::getenv("ALERT_REDIS_PASSWORD")) o.redis.password = p;
-    if (const char* p = std::getenv("ALERT_REDIS_SENTINEL_PASSWORD")) o.redis.sentinel_password = p;
-    if (const std::string prefix = env("ALERT_REDIS_PREFIX"); !prefix.empty()) o.prefix = prefix;
+    settings.redis = !url.empty() ? parse_redis_url(url)
+                                  : parse_redis_sentinels(sentinels, env("ALERT_REDIS_MASTER"));
+    if (const char* p = std::getenv("ALERT_REDIS_PASSWORD")) settings.redis.password = p;
+    if (const char* p = std::getenv("ALERT_REDIS_SENTINEL_PASSWORD"))
+        settings.redis.sentinel_password = p;
+    if (const std::string prefix = env("ALERT_REDIS_PREFIX"); !prefix.empty())
+        settings.prefix = prefix;
 }
 
 /// Secrets from the environment: the value, or the file ..._FILE names (flags win).
-void read_secret_environment(options& o) {
-    if (o.smtp.user.empty()) o.smtp.user = env("ALERTGW_SMTP_USER");
-    if (o.smtp.password.empty()) {
-        o.smtp.password = env("ALERTGW_SMTP_PASSWORD");
+void read_secret_environment(options& settings) {
+    if (settings.smtp.user.empty()) settings.smtp.user = env("ALERTGW_SMTP_USER");
+    if (settings.smtp.password.empty()) {
+        settings.smtp.password = env("ALERTGW_SMTP_PASSWORD");
         if (const std::string file = env("ALERTGW_SMTP_PASSWORD_FILE"); !file.empty())
-            o.smtp.password = read_secret("ALERTGW_SMTP_PASSWORD_FILE", file);
+            settings.smtp.password = read_secret("ALERTGW_SMTP_PASSWORD_FILE", file);
     }
-    if (o.smtp.ca_file.empty()) o.smtp.ca_file = env("ALERTGW_SMTP_CA_FILE");
+    if (settings.smtp.ca_file.empty()) settings.smtp.ca_file = env("ALERTGW_SMTP_CA_FILE");
     std::string authorization = env("ALERTGW_WEBHOOK_AUTHORIZATION");
     if (const std::string file = env("ALERTGW_WEBHOOK_AUTHORIZATION_FILE"); !file.empty())
         authorization = read_secret("ALERTGW_WEBHOOK_AUTHORIZATION_FILE", file);
-    for (webhook_target& target : o.webhooks) {
+    for (webhook_target& target : settings.webhooks) {
         if (target.authorization.empty()) target.authorization = authorization;
     }
 }
 
-void check_targets(const options& o) {
-    if (o.smtp.url.empty() && o.webhooks.empty()) {
+void check_targets(const options& settings) {
+    if (settings.smtp.url.empty() && settings.webhooks.empty()) {
         throw std::invalid_argument("nothing to deliver to: give --smtp and/or --webhook");
     }
-    if (o.smtp.require_tls && o.smtp.url.empty()) {
+    if (settings.smtp.require_tls && settings.smtp.url.empty()) {
         throw std::invalid_argument("--smtp-require-tls needs --smtp");
     }
-    for (std::size_t i = 0; i < o.webhooks.size(); ++i) {
+    for (std::size_t i = 0; i < settings.webhooks.size(); ++i) {
         for (std::size_t j = 0; j < i; ++j) {
-            if (o.webhooks[i].name == o.webhooks[j].name) {
-                throw std::invalid_argument("two webhooks named '" + o.webhooks[i].name +
+            if (settings.webhooks[i].name == settings.webhooks[j].name) {
+                throw std::invalid_argument("two webhooks named '" + settings.webhooks[i].name +
                                             "': name them (--webhook NAME=URL)");
             }
         }
@@ -256,7 +277,7 @@ std::string webhook_name(const std::string& url) {
 }
 
 options parse_options(int argc, char** argv, bool& help) {
-    options o;
+    options settings;
     help = false;
     for (int i = 1; i < argc; ++i) {
         std::string flag = argv[i];
@@ -269,23 +290,23 @@ options parse_options(int argc, char** argv, bool& help) {
         }
         if (flag == "-h" || flag == "--help") {
             help = true;
-            return o;
+            return settings;
         }
         if (flag == "--smtp-require-tls") {
-            o.smtp.require_tls = true;
+            settings.smtp.require_tls = true;
             continue;
         }
         const auto handler = value_flags().find(flag);
         if (handler == value_flags().end())
             throw std::invalid_argument("unknown flag '" + flag + "'");
         if (!has_value && i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-        handler->second(o, has_value ? value : argv[++i]);
+        handler->second(settings, has_value ? value : argv[++i]);
     }
-    read_redis_environment(o);
-    read_secret_environment(o);
-    check_targets(o);
-    if (o.consumer.empty()) o.consumer = default_consumer();
-    return o;
+    read_redis_environment(settings);
+    read_secret_environment(settings);
+    check_targets(settings);
+    if (settings.consumer.empty()) settings.consumer = default_consumer();
+    return settings;
 }
 
 }  // namespace alerts::gateway

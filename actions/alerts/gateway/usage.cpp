@@ -3,7 +3,9 @@
 
 namespace alerts::gateway {
 
-std::string usage() {
+namespace {
+
+std::string usage_head() {
     return R"(usage: alertgw [flags]
 Delivers the alert pipeline's notifications: reads the Redis outbox stream <prefix>outbox
 (written by monitor's commit) through the consumer group "alertgw" and sends each
@@ -26,7 +28,11 @@ environment:
                        an Authorization header for every webhook (e.g. "Bearer TOKEN"),
                        or a file holding it
 
-flags:
+)";
+}
+
+std::string usage_flags() {
+    return R"(flags:
   --smtp URL             SMTP server, e.g. smtp://127.0.0.1:2525 (STARTTLS whenever the
                          server offers it; smtps:// for TLS from the start); no e-mail without it
   --smtp-require-tls     refuse to send over smtp:// without STARTTLS
@@ -58,6 +64,11 @@ flags:
   --alert-delay-threshold SECONDS
                          an alertDelay over this also logs a systemAlert line (default 300)
   -h, --help             this text
+)";
+}
+
+std::string usage_tail() {
+    return R"(
 
 A target that answers 2xx (webhook) or 250 (SMTP) has the notification. A failure or time-out
 is retried; a permanent refusal (HTTP 4xx other than 408/425/429, SMTP 5xx) and the last
@@ -68,5 +79,9 @@ entry is acknowledged once every target has it or gave up. SIGTERM finishes the 
 flight, acknowledges what was delivered and exits 0.
 )";
 }
+
+}  // namespace
+
+std::string usage() { return usage_head() + usage_flags() + usage_tail(); }
 
 }  // namespace alerts::gateway
