@@ -42,6 +42,7 @@ std::vector<target_spec> specs_of(const options& settings) {
 
 std::vector<std::string> names_of(const std::vector<target_spec>& specs) {
     std::vector<std::string> names;
+    names.reserve(specs.size());
     for (const target_spec& spec : specs) names.push_back(spec.name);
     return names;
 }
