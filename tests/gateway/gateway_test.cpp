@@ -980,6 +980,7 @@ TEST_CASE("a webhook hanging beside a healthy SMTP server: the e-mails are not d
     CHECK(metric(m, "alertgw_delivered_total{target=\"email\"}") == 80);
     CHECK(metric(m, "alertgw_in_flight") == 4);
     CHECK(r.pending_count() == "80");  // held for the webhook, whose progress is kept
+    gw.kill9();  // SIGTERM would wait out the hanging deliveries (--timeout 30)
 }
 
 TEST_CASE("a refused recipient and a malformed one are dead-lettered on their own; the others "
