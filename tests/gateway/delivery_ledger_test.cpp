@@ -120,7 +120,7 @@ TEST_CASE("a failed webhook is retried only after its back-off, then dead-letter
     CHECK(ledger.take_writes().empty());
 }
 
-TEST_CASE("a permanent refusal is dead-lettered at once; the entry is acked without progress") {
+TEST_CASE("a permanent refusal is dead-lettered at once, the entry is acked without progress") {
     fake_clock clock;
     auto ledger = make_ledger();
     ledger.add(entry_of("1-0"));
@@ -223,7 +223,7 @@ TEST_CASE("a claimed entry's progress is kept: a target that has it is not sent 
     CHECK(writes.forget_progress == std::vector<std::string>{"2-0"});
 }
 
-TEST_CASE("a refused recipient is dead-lettered on its own; the others have the e-mail") {
+TEST_CASE("a refused recipient is dead-lettered on its own, the others have the e-mail") {
     fake_clock clock;
     auto ledger = make_ledger();
     ledger.add(entry_of("1-0", {"good@x.org", "gone@x.org", "other@x.org"}));
@@ -269,7 +269,7 @@ TEST_CASE("a recipient refused for now (4xx) is retried alone, and recorded as s
     CHECK(resumed[0].recipients == std::vector<std::string>{"busy@x.org"});
 }
 
-TEST_CASE("a malformed recipient is dead-lettered when read; the valid ones are sent") {
+TEST_CASE("a malformed recipient is dead-lettered when read, the valid ones are sent") {
     auto ledger = make_ledger();
     ledger.add(entry_of("1-0", {"ok@x.org", "not an address", "a@b@c", "x@y.org>"}));
     const auto sends = sends_for(ledger, EMAIL);
@@ -281,7 +281,7 @@ TEST_CASE("a malformed recipient is dead-lettered when read; the valid ones are 
     CHECK(writes.dead_letters[0].error == "not an e-mail address");
 }
 
-TEST_CASE("no recipients: the e-mail is skipped; only malformed ones: dead") {
+TEST_CASE("no recipients: the e-mail is skipped, only malformed ones: dead") {
     fake_clock clock;
     auto ledger = make_ledger();
     ledger.add(entry_of("1-0", {}));

@@ -983,7 +983,7 @@ TEST_CASE("a webhook hanging beside a healthy SMTP server: the e-mails are not d
     gw.kill9();  // SIGTERM would wait out the hanging deliveries (--timeout 30)
 }
 
-TEST_CASE("a refused recipient and a malformed one are dead-lettered on their own; the others "
+TEST_CASE("a refused recipient and a malformed one are dead-lettered on their own, the others "
           "have the e-mail") {
     rig r;
     r.start_smtp({"--reject-rcpt", "guard@example.com"});
@@ -1017,7 +1017,7 @@ TEST_CASE("a refused recipient and a malformed one are dead-lettered on their ow
     CHECK(logged == 2);
 }
 
-TEST_CASE("STARTTLS against a certificate the test trusts; the SMTP password and the webhook's "
+TEST_CASE("STARTTLS against a certificate the test trusts, the SMTP password and the webhook's "
           "Authorization read from files, never shown") {
     rig r;
     const auto [cert, key] = self_signed(r.dir());
@@ -1082,7 +1082,7 @@ TEST_CASE("the SMTP server's certificate is verified, and --smtp-require-tls ref
     CHECK(exited_zero(strict.stop()));
 }
 
-TEST_CASE("the dead-letter stream is capped; what the cap drops is counted") {
+TEST_CASE("the dead-letter stream is capped, what the cap drops is counted") {
     rig r;
     r.start_smtp();
     r.start_hook("fail");
