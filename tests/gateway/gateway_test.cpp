@@ -26,6 +26,9 @@
 #include "archive_builder.hpp"
 #include "expectations.hpp"
 #include "gateway/email_message.hpp"
+#include "gateway/options.hpp"
+#include "gateway/transport/attempt_outcome.hpp"
+#include "gateway/transport/curl_transfer.hpp"
 #include "http_client.hpp"
 #include "monitor_action.hpp"
 #include "process_tools.hpp"
@@ -1107,4 +1110,52 @@ TEST_CASE("/metrics listens on loopback only by default, elsewhere when asked") 
     child wide = r.gateway("gw2", {"--metrics-address", "0.0.0.0"}, true);
     CHECK(accepts_on("127.0.0.2", port));
     CHECK(exited_zero(wide.stop()));
+}
+
+TEST_CASE("each RCPT TO's reply is read from the SMTP conversation: refusals named, others not") {
+    alerts::gateway::transfer item;
+    using alerts::gateway::note_smtp_line;
+    note_smtp_line(item, false, "MAIL FROM:<alertgw@example.com>");
+    note_smtp_line(item, true, "250 OK");
+    note_smtp_line(item, false, "RCPT TO:<ops@example.com>");
+    note_smtp_line(item, true, "250 OK");
+    note_smtp_line(item, false, "RCPT TO:<gone@example.com>");
+    note_smtp_line(item, true, "550-5.1.1 first line of two");
+    note_smtp_line(item, true, "550 5.1.1 no such user here");
+    note_smtp_line(item, false, "RCPT TO:<busy@example.com>");
+    note_smtp_line(item, true, "451 try again later");
+    note_smtp_line(item, false, "DATA");
+    note_smtp_line(item, true, "354 go ahead");
+    REQUIRE(item.refused.size() == 2);
+    CHECK(item.refused[0].address == "gone@example.com");
+    CHECK(item.refused[0].reply_code == 550);
+    CHECK(item.refused[0].reply == "5.1.1 no such user here");
+    CHECK(item.refused[1].address == "busy@example.com");
+    CHECK(item.refused[1].reply_code == 451);
+}
+
+TEST_CASE("attempt outcomes: which failures are retried and which are final") {
+    using alerts::gateway::verdict;
+    using alerts::gateway::webhook_outcome;
+    CHECK(webhook_outcome("", 204).outcome == verdict::accepted);
+    CHECK(webhook_outcome("", 404).outcome == verdict::permanent);
+    CHECK(webhook_outcome("", 404).error == "HTTP 404");
+    for (long status : {408L, 425L, 429L, 500L, 503L}) {
+        CHECK(webhook_outcome("", status).outcome == verdict::temporary);
+    }
+    CHECK(webhook_outcome("Timeout was reached", 0).outcome == verdict::temporary);
+    using alerts::gateway::email_outcome;
+    CHECK(email_outcome("", 250, {{"x@y.org", 550, "no"}}).refused.size() == 1);
+    CHECK(email_outcome("RCPT failed", 550, {}).outcome == verdict::permanent);
+    CHECK(email_outcome("RCPT failed", 550, {}).error == "RCPT failed (SMTP 550)");
+    CHECK(email_outcome("Couldn't connect", 0, {}).outcome == verdict::temporary);
+}
+
+TEST_CASE("a webhook's name: scheme, host and port, never a login, path or query") {
+    using alerts::gateway::webhook_name;
+    CHECK(webhook_name("https://hooks.example.com/services/T0KEN?x=1") ==
+          "https://hooks.example.com:443");
+    CHECK(webhook_name("http://user:pw@10.0.0.1:8080/a#b") == "http://10.0.0.1:8080");
+    CHECK(webhook_name("http://[::1]/hook") == "http://[::1]:80");
+    CHECK(webhook_name("http://[::1]:9000/hook") == "http://[::1]:9000");
 }
