@@ -19,6 +19,10 @@ using steady = std::chrono::steady_clock;
 constexpr auto REDIS_TIMEOUT = std::chrono::seconds(5);
 constexpr int LONGEST_READ_WAIT_MS = 100;  // SIGTERM is seen within it
 constexpr std::size_t CLAIM_BATCH = 100;
+// With transfers in flight, the loop waits on them this long before it looks at the outbox
+// again (XREADGROUP cannot block then): the most a new entry waits to be read while a slow
+// target keeps transfers open. 1 ms: at most ~1,000 cheap XREADGROUPs a second.
+constexpr int TRANSFER_POLL_MS = 1;
 
 double wall_seconds() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
@@ -296,7 +300,7 @@ void delivery_loop::write_out() {
 
 void delivery_loop::idle_wait() {
     if (transport_.in_flight() > 0) {
-        transport_.wait(5);
+        transport_.wait(TRANSFER_POLL_MS);
     } else if (steady::now() < redis_retry_at_ || stopping_ || ledger_.room() == 0) {
         std::this_thread::sleep_for(milliseconds(20));
     }
