@@ -408,6 +408,34 @@ TEST_CASE("alertgw --help lists every flag, a bad flag or a missing ALERT_REDIS_
                              "", env, "/tmp");
     CHECK(named.exit_code == 2);
     CHECK(named.err.find("no webhook named 'c'") != std::string::npos);
+    // Secret files: bounded, not empty, and never both a variable and its _FILE.
+    support::temp_dir secrets("alertgw-secrets");
+    write_text(secrets.path() / "empty", "\n");
+    write_text(secrets.path() / "big", std::string(5000, 'x'));
+    const auto run_with = [&](const std::string& variable, const std::string& value) {
+        env_map with = env;
+        with[variable] = value;
+        return support::run_command({ALERTGW_BIN, "--smtp", "smtp://127.0.0.1:25",
+                                     "--smtp-password-file", (secrets.path() / "big").string()},
+                                    "", with, "/tmp");
+    };
+    const auto big = run_with("ALERTGW_SMTP_USER", "x");
+    CHECK(big.exit_code == 2);
+    CHECK(big.err.find("is over 4096 bytes") != std::string::npos);
+    env_map both = env;
+    both["ALERTGW_SMTP_PASSWORD"] = "pw";
+    both["ALERTGW_SMTP_PASSWORD_FILE"] = (secrets.path() / "empty").string();
+    const auto twice =
+        support::run_command({ALERTGW_BIN, "--smtp", "smtp://127.0.0.1:25"}, "", both, "/tmp");
+    CHECK(twice.exit_code == 2);
+    CHECK(twice.err.find("set ALERTGW_SMTP_PASSWORD or ALERTGW_SMTP_PASSWORD_FILE, not both") !=
+          std::string::npos);
+    both.erase("ALERTGW_SMTP_PASSWORD");
+    const auto empty =
+        support::run_command({ALERTGW_BIN, "--smtp", "smtp://127.0.0.1:25"}, "", both, "/tmp");
+    CHECK(empty.exit_code == 2);
+    CHECK(empty.err.find("is empty") != std::string::npos);
+    CHECK(empty.err.find("pw") == std::string::npos);
     const auto none = support::run_command({ALERTGW_BIN}, "", env, "/tmp");
     CHECK(none.exit_code == 2);
     CHECK(none.err.find("nothing to deliver to") != std::string::npos);

@@ -9,7 +9,6 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -63,15 +62,35 @@ std::string env(const char* name) {
     return value ? value : "";
 }
 
-/// A secret file's content, without its trailing newline.
+constexpr std::size_t MAX_SECRET_FILE = 4096;  // a password or a header, not a document
+
+/// A secret file's content, without one trailing newline; `what` names it in errors (never
+/// the content). Refused: unreadable, empty, or over MAX_SECRET_FILE bytes.
 std::string read_secret(const std::string& what, const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::invalid_argument(what + ": cannot read '" + path + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
-    std::string secret = text.str();
-    while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+    std::string secret(MAX_SECRET_FILE + 1, '\0');
+    in.read(secret.data(), static_cast<std::streamsize>(secret.size()));
+    secret.resize(static_cast<std::size_t>(in.gcount()));
+    if (secret.size() > MAX_SECRET_FILE) {
+        throw std::invalid_argument(what + ": '" + path + "' is over " +
+                                    std::to_string(MAX_SECRET_FILE) + " bytes");
+    }
+    if (!secret.empty() && secret.back() == '\n') secret.pop_back();
+    if (!secret.empty() && secret.back() == '\r') secret.pop_back();
+    if (secret.empty()) throw std::invalid_argument(what + ": '" + path + "' is empty");
     return secret;
+}
+
+/// A secret from the variable NAME or the file NAME_FILE names (not both); empty if neither.
+std::string secret_from_environment(const std::string& name) {
+    const std::string file_variable = name + "_FILE";
+    const std::string value = env(name.c_str());
+    const std::string file = env(file_variable.c_str());
+    if (!value.empty() && !file.empty()) {
+        throw std::invalid_argument("set " + name + " or " + file_variable + ", not both");
+    }
+    return file.empty() ? value : read_secret(file_variable, file);
 }
 
 /// NAME=VALUE (the name first, as --webhook and --webhook-auth-file take it).
@@ -220,15 +239,10 @@ void read_redis_environment(options& settings) {
 /// Secrets from the environment: the value, or the file ..._FILE names (flags win).
 void read_secret_environment(options& settings) {
     if (settings.smtp.user.empty()) settings.smtp.user = env("ALERTGW_SMTP_USER");
-    if (settings.smtp.password.empty()) {
-        settings.smtp.password = env("ALERTGW_SMTP_PASSWORD");
-        if (const std::string file = env("ALERTGW_SMTP_PASSWORD_FILE"); !file.empty())
-            settings.smtp.password = read_secret("ALERTGW_SMTP_PASSWORD_FILE", file);
-    }
+    const std::string password = secret_from_environment("ALERTGW_SMTP_PASSWORD");
+    if (settings.smtp.password.empty()) settings.smtp.password = password;
     if (settings.smtp.ca_file.empty()) settings.smtp.ca_file = env("ALERTGW_SMTP_CA_FILE");
-    std::string authorization = env("ALERTGW_WEBHOOK_AUTHORIZATION");
-    if (const std::string file = env("ALERTGW_WEBHOOK_AUTHORIZATION_FILE"); !file.empty())
-        authorization = read_secret("ALERTGW_WEBHOOK_AUTHORIZATION_FILE", file);
+    const std::string authorization = secret_from_environment("ALERTGW_WEBHOOK_AUTHORIZATION");
     for (webhook_target& target : settings.webhooks) {
         if (target.authorization.empty()) target.authorization = authorization;
     }
