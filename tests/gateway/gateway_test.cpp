@@ -1187,3 +1187,31 @@ TEST_CASE("a webhook's name: scheme, host and port, never a login, path or query
     CHECK(webhook_name("http://[::1]/hook") == "http://[::1]:80");
     CHECK(webhook_name("http://[::1]:9000/hook") == "http://[::1]:9000");
 }
+
+TEST_CASE("a webhook URL read from a file: its token reaches the receiver and nothing else") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    write_text(r.dir() / "hook-url", r.hook_url() + "?token=S3CRETTOKEN\n");
+    r.add("url", 2);
+    child gw =
+        r.gateway("gw1", {"--webhook-url-file", "vault=" + (r.dir() / "hook-url").string()}, true);
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.hook_keys().size() >= 4; }, 10s), gw.err());
+    REQUIRE(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
+    int with_token = 0;
+    for (const json& hook : r.hooks()) with_token += hook["path"] == "/hook?token=S3CRETTOKEN";
+    CHECK(with_token == 2);
+    const std::string metrics = r.metrics();
+    CHECK(metric(metrics, "alertgw_delivered_total{target=\"vault\"}") == 2);
+    CHECK(metrics.find("S3CRET") == std::string::npos);
+    CHECK(exited_zero(gw.stop()));
+    int named_in_log = 0;
+    for (const std::string& line : lines_of(gw.out())) {
+        named_in_log += line.find(" deliveredTo=") != std::string::npos &&
+                        line.find("vault") != std::string::npos;
+    }
+    CHECK(named_in_log == 2);
+    for (const std::string& text : {gw.out(), gw.err()}) {
+        CHECK(text.find("S3CRET") == std::string::npos);
+    }
+}

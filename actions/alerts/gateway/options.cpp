@@ -147,6 +147,12 @@ void add_target_flags(std::map<std::string, flag_handler>& flags) {
          [](options& settings, const std::string& value) {
              settings.webhooks.push_back(parse_webhook(value));
          }},
+        {"--webhook-url-file",
+         [](options& settings, const std::string& value) {
+             const auto [name, path] = named("--webhook-url-file", value);
+             settings.webhooks.push_back(
+                 parse_webhook(name + "=" + read_secret("--webhook-url-file", path)));
+         }},
         {"--webhook-auth-file",
          [](options& settings, const std::string& value) {
              const auto [name, path] = named("--webhook-auth-file", value);

@@ -44,6 +44,9 @@ std::string usage_flags() {
   --webhook [NAME=]URL   POST each notification there (http:// or https://); repeatable.
                          NAME (default: the URL's scheme://host:port) is all that logs,
                          /metrics, dead letters and Redis show of it: the URL may hold a token
+  --webhook-url-file NAME=PATH
+                         a webhook named NAME whose URL (and its token) is read from PATH,
+                         off the command line
   --webhook-auth-file NAME=PATH
                          the Authorization header's value for webhook NAME, read from PATH
   --consumer NAME        this gateway's name in the consumer group (default: host name + pid)
