@@ -2,8 +2,12 @@
 // outbox's shape: key = dedupKey, n = the notification's compact JSON), a real SMTP server
 // (tests/support/smtp_sink.py on Debian's aiosmtpd) and a real HTTP receiver
 // (tests/support/webhook_receiver.py), each on a free port, and the real alertgw binary.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -22,6 +26,9 @@
 #include "archive_builder.hpp"
 #include "expectations.hpp"
 #include "gateway/email_message.hpp"
+#include "gateway/options.hpp"
+#include "gateway/transport/attempt_outcome.hpp"
+#include "gateway/transport/curl_transfer.hpp"
 #include "http_client.hpp"
 #include "monitor_action.hpp"
 #include "process_tools.hpp"
@@ -117,10 +124,13 @@ public:
         metrics_port_ = support::pick_free_port();
     }
 
-    void start_smtp() {
-        smtp_ = child({(SUPPORT / "smtp_sink.py").string(), "--port", std::to_string(smtp_port_),
-                       "--dir", (dir_.path() / "mail").string()},
-                      support::path_only_env(), dir_.path() / "smtp.out", dir_.path() / "smtp.err");
+    void start_smtp(const std::vector<std::string>& extra = {}) {
+        std::vector<std::string> argv = {(SUPPORT / "smtp_sink.py").string(), "--port",
+                                         std::to_string(smtp_port_), "--dir",
+                                         (dir_.path() / "mail").string()};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        smtp_ = child(argv, support::path_only_env(), dir_.path() / "smtp.out",
+                      dir_.path() / "smtp.err");
         REQUIRE_MESSAGE(support::wait_until([&] { return support::port_accepts(smtp_port_); }, 20s),
                         (std::string("smtp_sink did not start: ") + smtp_.err()));
     }
@@ -152,11 +162,13 @@ public:
     std::string hook_url() const {
         return "http://127.0.0.1:" + std::to_string(hook_port_) + "/hook";
     }
+    /// What alertgw shows of the webhook: scheme://host:port, never the path.
+    std::string hook_name() const { return "http://127.0.0.1:" + std::to_string(hook_port_); }
     std::string smtp_url() const { return "smtp://127.0.0.1:" + std::to_string(smtp_port_); }
 
     /// A gateway with both targets and the given extra flags; `n` names its log files.
     child gateway(const std::string& name, std::vector<std::string> flags = {},
-                  bool metrics = false) {
+                  bool metrics = false, const env_map& extra_env = {}) {
         std::vector<std::string> argv = {
             ALERTGW_BIN, "--smtp",   smtp_url(),   "--from", "alertgw@example.com",
             "--webhook", hook_url(), "--consumer", name,     "--timeout",
@@ -169,6 +181,7 @@ public:
         env_map env = support::path_only_env();
         env["ALERT_REDIS_URL"] = redis_.url();
         env["ALERT_REDIS_PREFIX"] = PREFIX;
+        for (const auto& [variable, value] : extra_env) env[variable] = value;
         child c(argv, env, dir_.path() / (name + ".out"), dir_.path() / (name + ".err"));
         if (metrics) {
             REQUIRE_MESSAGE(
@@ -290,6 +303,7 @@ public:
         return r.body;
     }
 
+    std::string metrics_port_text() const { return std::to_string(metrics_port_); }
     redis_server& redis() { return redis_; }
     const fs::path& dir() const { return dir_.path(); }
 
@@ -299,6 +313,34 @@ private:
     int smtp_port_ = 0, hook_port_ = 0, metrics_port_ = 0;
     child smtp_, hook_;
 };
+
+/// Whether something listens on ADDRESS:port (127.0.0.2 is loopback too, but not 127.0.0.1).
+bool accepts_on(const char* address, int port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in where{};
+    where.sin_family = AF_INET;
+    where.sin_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET, address, &where.sin_addr);
+    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&where), sizeof where) == 0;
+    ::close(fd);
+    return ok;
+}
+
+/// A self-signed certificate for 127.0.0.1 (and its key) in `dir`, made by openssl now.
+std::pair<fs::path, fs::path> self_signed(const fs::path& dir) {
+    const fs::path cert = dir / "smtp-cert.pem", key = dir / "smtp-key.pem";
+    const auto made =
+        support::run_command({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                              key.string(), "-out", cert.string(), "-days", "1", "-subj",
+                              "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+                             "", support::path_only_env(), "/tmp");
+    REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+    return {cert, key};
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
 
 bool exited_zero(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 
@@ -323,16 +365,77 @@ TEST_CASE("alertgw --help lists every flag, a bad flag or a missing ALERT_REDIS_
     const auto help =
         support::run_command({ALERTGW_BIN, "--help"}, "", support::path_only_env(), "/tmp");
     CHECK(help.exit_code == 0);
-    for (const char* flag :
-         {"--smtp", "--from", "--webhook", "--consumer", "--metrics-port", "--timeout",
-          "--max-attempts", "--claim-after", "ALERT_REDIS_URL", "ALERT_REDIS_PREFIX"}) {
+    for (const char* flag : {"--smtp",
+                             "--from",
+                             "--webhook",
+                             "--consumer",
+                             "--metrics-port",
+                             "--timeout",
+                             "--max-attempts",
+                             "--claim-after",
+                             "ALERT_REDIS_URL",
+                             "ALERT_REDIS_PREFIX",
+                             "--metrics-address",
+                             "--window",
+                             "--max-held",
+                             "--dead-letter-max",
+                             "--smtp-require-tls",
+                             "--smtp-ca-file",
+                             "--smtp-user",
+                             "--smtp-password-file",
+                             "--webhook-auth-file",
+                             "ALERTGW_SMTP_PASSWORD_FILE",
+                             "ALERTGW_WEBHOOK_AUTHORIZATION_FILE"}) {
         CHECK_MESSAGE(help.out.find(flag) != std::string::npos, flag);
     }
     env_map env = support::path_only_env();
     env["ALERT_REDIS_URL"] = "redis://127.0.0.1:6379";
     const auto bad = support::run_command({ALERTGW_BIN, "--webhook", "ftp://x"}, "", env, "/tmp");
     CHECK(bad.exit_code == 2);
-    CHECK(bad.err.find("--webhook: 'ftp://x' is not a URL") != std::string::npos);
+    CHECK(bad.err.find("--webhook: not a URL starting with http://") != std::string::npos);
+    // A webhook's URL (its token) is never repeated in an error; two on one host need names.
+    const auto token = support::run_command({ALERTGW_BIN, "--webhook", "ftp://x/hook?token=SECRET"},
+                                            "", env, "/tmp");
+    CHECK(token.exit_code == 2);
+    CHECK(token.err.find("SECRET") == std::string::npos);
+    const auto twins = support::run_command(
+        {ALERTGW_BIN, "--webhook", "http://x/a", "--webhook", "http://x:80/b"}, "", env, "/tmp");
+    CHECK(twins.exit_code == 2);
+    CHECK(twins.err.find("two webhooks named 'http://x:80': name them") != std::string::npos);
+    const auto named =
+        support::run_command({ALERTGW_BIN, "--webhook", "a=http://x/a", "--webhook", "b=http://x/b",
+                              "--webhook-auth-file", "c=/nonexistent"},
+                             "", env, "/tmp");
+    CHECK(named.exit_code == 2);
+    CHECK(named.err.find("no webhook named 'c'") != std::string::npos);
+    // Secret files: bounded, not empty, and never both a variable and its _FILE.
+    support::temp_dir secrets("alertgw-secrets");
+    write_text(secrets.path() / "empty", "\n");
+    write_text(secrets.path() / "big", std::string(5000, 'x'));
+    const auto run_with = [&](const std::string& variable, const std::string& value) {
+        env_map with = env;
+        with[variable] = value;
+        return support::run_command({ALERTGW_BIN, "--smtp", "smtp://127.0.0.1:25",
+                                     "--smtp-password-file", (secrets.path() / "big").string()},
+                                    "", with, "/tmp");
+    };
+    const auto big = run_with("ALERTGW_SMTP_USER", "x");
+    CHECK(big.exit_code == 2);
+    CHECK(big.err.find("is over 4096 bytes") != std::string::npos);
+    env_map both = env;
+    both["ALERTGW_SMTP_PASSWORD"] = "pw";
+    both["ALERTGW_SMTP_PASSWORD_FILE"] = (secrets.path() / "empty").string();
+    const auto twice =
+        support::run_command({ALERTGW_BIN, "--smtp", "smtp://127.0.0.1:25"}, "", both, "/tmp");
+    CHECK(twice.exit_code == 2);
+    CHECK(twice.err.find("set ALERTGW_SMTP_PASSWORD or ALERTGW_SMTP_PASSWORD_FILE, not both") !=
+          std::string::npos);
+    both.erase("ALERTGW_SMTP_PASSWORD");
+    const auto empty =
+        support::run_command({ALERTGW_BIN, "--smtp", "smtp://127.0.0.1:25"}, "", both, "/tmp");
+    CHECK(empty.exit_code == 2);
+    CHECK(empty.err.find("is empty") != std::string::npos);
+    CHECK(empty.err.find("pw") == std::string::npos);
     const auto none = support::run_command({ALERTGW_BIN}, "", env, "/tmp");
     CHECK(none.exit_code == 2);
     CHECK(none.err.find("nothing to deliver to") != std::string::npos);
@@ -402,7 +505,7 @@ TEST_CASE(
     // Metrics, then the log: one alertDelay line per notification.
     const std::string m = r.metrics();
     CHECK(metric(m, "alertgw_delivered_total{target=\"email\"}") == 60);
-    CHECK(metric(m, "alertgw_delivered_total{target=\"" + r.hook_url() + "\"}") == 65);
+    CHECK(metric(m, "alertgw_delivered_total{target=\"" + r.hook_name() + "\"}") == 65);
     CHECK(metric(m, "alertgw_skipped_total{target=\"email\"}") == 5);
     CHECK(metric(m, "alertgw_dead_lettered_total{target=\"email\"}") == 0);
     CHECK(metric(m, "alertgw_delivery_delay_seconds_count{target=\"email\"}") == 60);
@@ -520,8 +623,8 @@ TEST_CASE("a webhook down for some seconds, then back: delivered, e-mail not sen
     CHECK(r.hook_keys().size() == 10);
     CHECK(r.mail_keys().size() == 10);
     const std::string m = r.metrics();
-    CHECK(metric(m, "alertgw_retried_total{target=\"" + r.hook_url() + "\"}") >= 10);
-    CHECK(metric(m, "alertgw_dead_lettered_total{target=\"" + r.hook_url() + "\"}") == 0);
+    CHECK(metric(m, "alertgw_retried_total{target=\"" + r.hook_name() + "\"}") >= 10);
+    CHECK(metric(m, "alertgw_dead_lettered_total{target=\"" + r.hook_name() + "\"}") == 0);
     CHECK(r.dead_letters().empty());
     CHECK(exited_zero(gw.stop()));
     CHECK(gw.out().find("event=retry") != std::string::npos);
@@ -539,7 +642,7 @@ TEST_CASE("a webhook answering 500: retried, then dead-lettered with target and 
     CHECK(r.mail_keys().size() == 5);
     std::set<std::string> dead;
     for (const auto& d : r.dead_letters()) {
-        CHECK(d.at("target") == r.hook_url());
+        CHECK(d.at("target") == r.hook_name());
         CHECK(d.at("error") == "HTTP 500");
         CHECK(d.at("attempts") == "2");
         CHECK(d.at("n") == sent.at(d.at("key")));
@@ -548,9 +651,9 @@ TEST_CASE("a webhook answering 500: retried, then dead-lettered with target and 
     CHECK(dead == keys_of(sent));
     CHECK(r.hooks(true).size() == 10);  // 2 attempts each
     const std::string m = r.metrics();
-    CHECK(metric(m, "alertgw_dead_lettered_total{target=\"" + r.hook_url() + "\"}") == 5);
-    CHECK(metric(m, "alertgw_failed_total{target=\"" + r.hook_url() + "\"}") == 10);
-    CHECK(metric(m, "alertgw_retried_total{target=\"" + r.hook_url() + "\"}") == 5);
+    CHECK(metric(m, "alertgw_dead_lettered_total{target=\"" + r.hook_name() + "\"}") == 5);
+    CHECK(metric(m, "alertgw_failed_total{target=\"" + r.hook_name() + "\"}") == 10);
+    CHECK(metric(m, "alertgw_retried_total{target=\"" + r.hook_name() + "\"}") == 5);
     CHECK(exited_zero(gw.stop()));
     int logged = 0;
     for (const auto& l : lines_of(gw.out()))
@@ -573,7 +676,7 @@ TEST_CASE("a webhook hanging past --timeout: the attempt times out and the retry
     CHECK(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
     CHECK(distinct(r.hook_keys()) == keys_of(sent));
     CHECK(r.mail_keys().size() == 5);
-    CHECK(metric(r.metrics(), "alertgw_failed_total{target=\"" + r.hook_url() + "\"}") >= 5);
+    CHECK(metric(r.metrics(), "alertgw_failed_total{target=\"" + r.hook_name() + "\"}") >= 5);
     CHECK(r.dead_letters().empty());
     CHECK(exited_zero(gw.stop()));
 }
@@ -617,7 +720,7 @@ TEST_CASE("a poison notification is dead-lettered while the rest flow on") {
     CHECK(distinct(r.mail_keys()).count("bad-1") == 1);  // the e-mail target took it
     std::map<std::string, std::string> by;
     for (const auto& d : r.dead_letters()) by[d.at("key") + "/" + d.at("target")] = d.at("error");
-    CHECK(by.at("bad-1/" + r.hook_url()) == "HTTP 500");
+    CHECK(by.at("bad-1/" + r.hook_name()) == "HTTP 500");
     CHECK(by.at("bad-2/all").find("not JSON") != std::string::npos);
     CHECK(by.at("bad-3/all").find("not a JSON object") != std::string::npos);
     CHECK(by.at("bad-4/email").find("not an e-mail address") != std::string::npos);
@@ -885,4 +988,230 @@ TEST_CASE("SIGTERM with Redis gone: alertgw still exits 0 within seconds") {
     const auto t0 = std::chrono::steady_clock::now();
     CHECK(exited_zero(gw.stop(20s)));
     CHECK(std::chrono::steady_clock::now() - t0 < 6s);
+}
+
+TEST_CASE("a webhook hanging beside a healthy SMTP server: the e-mails are not delayed") {
+    rig r;
+    r.start_smtp();
+    r.start_hook("hang");  // takes every request, never answers
+    // A window of 10 entries per target: the webhook's fills at once and stays full.
+    child gw = r.gateway("gw1", {"--timeout", "30", "--window", "10", "--concurrency", "4"}, true);
+    std::map<std::string, std::string> sent;
+    for (int round = 0; round < 8; ++round) {  // a steady stream, 80 in all
+        auto part = r.add("steady" + std::to_string(round), 10);
+        sent.insert(part.begin(), part.end());
+        std::this_thread::sleep_for(25ms);
+    }
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.mail_keys().size() >= 80; }, 10s), gw.err());
+    CHECK(distinct(r.mail_keys()) == keys_of(sent));
+    CHECK(r.hook_keys().empty());
+    const std::string m = r.metrics();
+    // Every e-mail within a second of its commit, though the webhook has delivered nothing.
+    CHECK(metric(m, "alertgw_delivery_delay_seconds_bucket{target=\"email\",le=\"1\"}") == 80);
+    CHECK(metric(m, "alertgw_delivered_total{target=\"email\"}") == 80);
+    CHECK(metric(m, "alertgw_in_flight") == 4);
+    CHECK(r.pending_count() == "80");  // held for the webhook, whose progress is kept
+    gw.kill9();  // SIGTERM would wait out the hanging deliveries (--timeout 30)
+}
+
+TEST_CASE("a refused recipient and a malformed one are dead-lettered on their own, the others "
+          "have the e-mail") {
+    rig r;
+    r.start_smtp({"--reject-rcpt", "guard@example.com"});
+    r.start_hook();
+    json n = rig::notification("mixed", 0);
+    n["recipients"] = json::array({"ops@example.com", "guard@example.com", "not an address"});
+    r.add_raw("mixed", n.dump());
+    child gw = r.gateway("gw1", {}, true);
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.mail_keys().size() >= 1; }, 10s), gw.err());
+    REQUIRE(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
+    const auto mails = r.mails();
+    REQUIRE(mails.size() == 1);
+    CHECK(mails[0].envelope_to == std::vector<std::string>{"ops@example.com"});
+    CHECK(r.hook_keys().size() == 1);
+    std::map<std::string, std::string> by_recipient;
+    for (const auto& letter : r.dead_letters()) {
+        CHECK(letter.at("target") == "email");
+        CHECK(letter.at("key") == "mixed");
+        by_recipient[letter.at("recipient")] = letter.at("error");
+    }
+    REQUIRE(by_recipient.size() == 2);
+    CHECK(by_recipient["guard@example.com"].find("550") != std::string::npos);
+    CHECK(by_recipient["not an address"] == "not an e-mail address");
+    CHECK(metric(r.metrics(), "alertgw_delivered_total{target=\"email\"}") == 1);
+    CHECK(exited_zero(gw.stop()));
+    int logged = 0;
+    for (const auto& line : lines_of(gw.out())) {
+        logged += line.find("event=deadLetter") != std::string::npos &&
+                  line.find("recipient=") != std::string::npos;
+    }
+    CHECK(logged == 2);
+}
+
+TEST_CASE("STARTTLS against a certificate the test trusts, the SMTP password and the webhook's "
+          "Authorization read from files, never shown") {
+    rig r;
+    const auto [cert, key] = self_signed(r.dir());
+    r.start_smtp({"--tls-cert", cert.string(), "--tls-key", key.string(), "--require-starttls",
+                  "--auth-user", "alertgw", "--auth-password", "s3cret-pw"});
+    r.start_hook();
+    write_text(r.dir() / "smtp-password", "s3cret-pw\n");
+    write_text(r.dir() / "hook-auth", "Bearer T0KEN-xyz\n");
+    r.add("tls", 3);
+    // smtp:// (not smtps://): upgraded because the server offers STARTTLS, and required here.
+    child gw =
+        r.gateway("gw1",
+                  {"--smtp-require-tls", "--smtp-ca-file", cert.string(), "--smtp-user", "alertgw",
+                   "--webhook-auth-file", r.hook_name() + "=" + (r.dir() / "hook-auth").string()},
+                  false, {{"ALERTGW_SMTP_PASSWORD_FILE", (r.dir() / "smtp-password").string()}});
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.mail_keys().size() >= 3; }, 10s),
+                    (gw.out() + gw.err()));
+    for (const mail& m : r.mails()) {
+        CHECK(m.headers.at("X-Envelope-TLS") == "yes");
+        CHECK(m.headers.at("X-Envelope-Login") == "alertgw");
+    }
+    REQUIRE(support::wait_until([&] { return r.hook_keys().size() >= 3; }, 10s));
+    for (const json& hook : r.hooks()) CHECK(hook["auth"] == "Bearer T0KEN-xyz");
+    CHECK(exited_zero(gw.stop()));
+    for (const std::string& text : {gw.out(), gw.err()}) {
+        CHECK(text.find("s3cret") == std::string::npos);
+        CHECK(text.find("T0KEN") == std::string::npos);
+    }
+}
+
+TEST_CASE("the SMTP server's certificate is verified, and --smtp-require-tls refuses plain text") {
+    // The e-mail's retry line, once one is logged.
+    auto email_retry = [](const child& gw) {
+        for (const std::string& line : lines_of(gw.out())) {
+            if (line.find("event=retry") != std::string::npos &&
+                line.find("target=email") != std::string::npos)
+                return line;
+        }
+        return std::string();
+    };
+    rig r;
+    const auto [cert, key] = self_signed(r.dir());
+    r.start_smtp({"--tls-cert", cert.string(), "--tls-key", key.string()});
+    r.start_hook();
+    r.add("untrusted", 1, true);
+    // The certificate is not trusted (no --smtp-ca-file): nothing is sent in clear instead.
+    child gw = r.gateway("gw1", {"--timeout", "2"});
+    REQUIRE_MESSAGE(support::wait_until([&] { return !email_retry(gw).empty(); }, 10s),
+                    (gw.out() + gw.err()));
+    CHECK(email_retry(gw).find("certificate") != std::string::npos);
+    CHECK(r.mail_keys().empty());
+    CHECK(exited_zero(gw.stop()));
+
+    rig plain;
+    plain.start_smtp();  // no STARTTLS offered
+    plain.start_hook();
+    plain.add("plain", 1, true);
+    child strict = plain.gateway("gw2", {"--smtp-require-tls"});
+    REQUIRE_MESSAGE(support::wait_until([&] { return !email_retry(strict).empty(); }, 10s),
+                    (strict.out() + strict.err()));
+    CHECK(plain.mail_keys().empty());
+    CHECK(exited_zero(strict.stop()));
+}
+
+TEST_CASE("the dead-letter stream is capped, what the cap drops is counted") {
+    rig r;
+    r.start_smtp();
+    r.start_hook("fail");
+    r.add("dl", 8);
+    child gw = r.gateway("gw1", {"--max-attempts", "1", "--dead-letter-max", "3"}, true);
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.pending_count() == "0"; }, 10s), gw.err());
+    CHECK(r.dead_letters().size() == 3);
+    CHECK(metric(r.metrics(), "alertgw_dead_lettered_total{target=\"" + r.hook_name() + "\"}") ==
+          8);
+    CHECK(metric(r.metrics(), "alertgw_dead_letters_dropped_total") == 5);
+    CHECK(exited_zero(gw.stop()));
+}
+
+TEST_CASE("/metrics listens on loopback only by default, elsewhere when asked") {
+    rig r;
+    r.start_hook();
+    child gw = r.gateway("gw1", {}, true);
+    const int port = std::stoi(r.metrics_port_text());
+    CHECK(accepts_on("127.0.0.1", port));
+    CHECK_FALSE(accepts_on("127.0.0.2", port));
+    CHECK(exited_zero(gw.stop()));
+    child wide = r.gateway("gw2", {"--metrics-address", "0.0.0.0"}, true);
+    CHECK(accepts_on("127.0.0.2", port));
+    CHECK(exited_zero(wide.stop()));
+}
+
+TEST_CASE("each RCPT TO's reply is read from the SMTP conversation: refusals named, others not") {
+    alerts::gateway::transfer item;
+    using alerts::gateway::note_smtp_line;
+    note_smtp_line(item, false, "MAIL FROM:<alertgw@example.com>");
+    note_smtp_line(item, true, "250 OK");
+    note_smtp_line(item, false, "RCPT TO:<ops@example.com>");
+    note_smtp_line(item, true, "250 OK");
+    note_smtp_line(item, false, "RCPT TO:<gone@example.com>");
+    note_smtp_line(item, true, "550-5.1.1 first line of two");
+    note_smtp_line(item, true, "550 5.1.1 no such user here");
+    note_smtp_line(item, false, "RCPT TO:<busy@example.com>");
+    note_smtp_line(item, true, "451 try again later");
+    note_smtp_line(item, false, "DATA");
+    note_smtp_line(item, true, "354 go ahead");
+    REQUIRE(item.refused.size() == 2);
+    CHECK(item.refused[0].address == "gone@example.com");
+    CHECK(item.refused[0].reply_code == 550);
+    CHECK(item.refused[0].reply == "5.1.1 no such user here");
+    CHECK(item.refused[1].address == "busy@example.com");
+    CHECK(item.refused[1].reply_code == 451);
+}
+
+TEST_CASE("attempt outcomes: which failures are retried and which are final") {
+    using alerts::gateway::verdict;
+    using alerts::gateway::webhook_outcome;
+    CHECK(webhook_outcome("", 204).outcome == verdict::accepted);
+    CHECK(webhook_outcome("", 404).outcome == verdict::permanent);
+    CHECK(webhook_outcome("", 404).error == "HTTP 404");
+    for (long status : {408L, 425L, 429L, 500L, 503L}) {
+        CHECK(webhook_outcome("", status).outcome == verdict::temporary);
+    }
+    CHECK(webhook_outcome("Timeout was reached", 0).outcome == verdict::temporary);
+    using alerts::gateway::email_outcome;
+    CHECK(email_outcome("", 250, {{"x@y.org", 550, "no"}}).refused.size() == 1);
+    CHECK(email_outcome("RCPT failed", 550, {}).outcome == verdict::permanent);
+    CHECK(email_outcome("RCPT failed", 550, {}).error == "RCPT failed (SMTP 550)");
+    CHECK(email_outcome("Couldn't connect", 0, {}).outcome == verdict::temporary);
+}
+
+TEST_CASE("a webhook's name: scheme, host and port, never a login, path or query") {
+    using alerts::gateway::webhook_name;
+    CHECK(webhook_name("https://hooks.example.com/services/T0KEN?x=1") ==
+          "https://hooks.example.com:443");
+    CHECK(webhook_name("http://user:pw@10.0.0.1:8080/a#b") == "http://10.0.0.1:8080");
+    CHECK(webhook_name("http://[::1]/hook") == "http://[::1]:80");
+    CHECK(webhook_name("http://[::1]:9000/hook") == "http://[::1]:9000");
+}
+
+TEST_CASE("a webhook URL read from a file: its token reaches the receiver and nothing else") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    write_text(r.dir() / "hook-url", r.hook_url() + "?token=S3CRETTOKEN\n");
+    r.add("url", 2);
+    child gw =
+        r.gateway("gw1", {"--webhook-url-file", "vault=" + (r.dir() / "hook-url").string()}, true);
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.hook_keys().size() >= 4; }, 10s), gw.err());
+    REQUIRE(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
+    int with_token = 0;
+    for (const json& hook : r.hooks()) with_token += hook["path"] == "/hook?token=S3CRETTOKEN";
+    CHECK(with_token == 2);
+    const std::string metrics = r.metrics();
+    CHECK(metric(metrics, "alertgw_delivered_total{target=\"vault\"}") == 2);
+    CHECK(metrics.find("S3CRET") == std::string::npos);
+    CHECK(exited_zero(gw.stop()));
+    int named_in_log = 0;
+    for (const std::string& line : lines_of(gw.out())) {
+        named_in_log += line.find(" deliveredTo=") != std::string::npos &&
+                        line.find("vault") != std::string::npos;
+    }
+    CHECK(named_in_log == 2);
+    for (const std::string& text : {gw.out(), gw.err()}) {
+        CHECK(text.find("S3CRET") == std::string::npos);
+    }
 }

@@ -4,7 +4,8 @@
     webhook_receiver.py --port N --log FILE [--mode ok|fail|hang] [--fail-key KEY ...]
 
 Serves HTTP/1.1 (keep-alive) on 127.0.0.1:N. Every POST is answered, then recorded as one
-JSON line in FILE: {"path", "status", "key" (Idempotency-Key), "type" (Content-Type), "body"}.
+JSON line in FILE: {"path", "status", "key" (Idempotency-Key), "type" (Content-Type), "auth"
+(Authorization), "body"}.
 Modes: ok answers 200; fail answers 500; hang never answers (the connection stays open). A
 --fail-key KEY is answered 500 whatever the mode (a poison notification). POST /_mode with a
 body of "ok", "fail" or "hang" switches the mode at run time (not recorded). Being down is
@@ -58,6 +59,7 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             log.write(json.dumps({"path": self.path, "status": status, "key": key,
                                   "type": self.headers.get("Content-Type", ""),
+                                  "auth": self.headers.get("Authorization", ""),
                                   "body": body}) + "\n")
             log.flush()
 

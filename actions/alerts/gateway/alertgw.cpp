@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "gateway.hpp"
+#include "gateway/gateway.hpp"
 
 int main(int argc, char** argv) {
     bool help = false;

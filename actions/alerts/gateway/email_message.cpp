@@ -60,22 +60,22 @@ std::string header_value(std::string_view s) {
     return flat;
 }
 
-std::string str(const nlohmann::json& n, const char* key) {
-    const auto it = n.find(key);
-    if (it == n.end()) return {};
-    if (it->is_string()) return it->get<std::string>();
-    if (it->is_null()) return {};
-    return it->dump();
+std::string str(const nlohmann::json& notification, const char* key) {
+    const auto found = notification.find(key);
+    if (found == notification.end()) return {};
+    if (found->is_string()) return found->get<std::string>();
+    if (found->is_null()) return {};
+    return found->dump();
 }
 
-double num(const nlohmann::json& n, const char* key) {
-    const auto it = n.find(key);
-    return it != n.end() && it->is_number() ? it->get<double>() : 0.0;
+double num(const nlohmann::json& notification, const char* key) {
+    const auto found = notification.find(key);
+    return found != notification.end() && found->is_number() ? found->get<double>() : 0.0;
 }
 
-std::string camera(const nlohmann::json& n) {
-    const std::string name = str(n, "name");
-    const std::string device = str(n, "device");
+std::string camera(const nlohmann::json& notification) {
+    const std::string name = str(notification, "name");
+    const std::string device = str(notification, "device");
     return name.empty() ? "camera " + device : name;
 }
 
@@ -85,10 +85,10 @@ std::string state_words(const std::string& state) {
     return state.empty() ? "unknown" : state;
 }
 
-std::string what_happened(const nlohmann::json& n) {
-    const std::string type = str(n, "notifType");
+std::string what_happened(const nlohmann::json& notification) {
+    const std::string type = str(notification, "notifType");
     // A bridge's Offline/InternetOffline names how many cameras went down with it.
-    const double affected = num(n, "affected");
+    const double affected = num(notification, "affected");
     const std::string behind = affected > 0
                                    ? " (" + std::to_string(static_cast<long long>(affected)) +
                                          (affected == 1 ? " camera" : " cameras") + " behind it)"
@@ -98,14 +98,15 @@ std::string what_happened(const nlohmann::json& n) {
     if (type == "Online") return "back online";
     if (type == "StillOffline") return "still offline";
     if (type == "FlappingStarted") return "unstable, going offline and online repeatedly";
-    if (type == "FlappingStopped") return "stable again: " + state_words(str(n, "state"));
+    if (type == "FlappingStopped")
+        return "stable again: " + state_words(str(notification, "state"));
     if (type == "Alert") {
-        std::string s = "motion";
-        const std::string region = str(n, "region");
-        if (!region.empty()) s += " in " + region;
-        const std::string level = str(n, "level");
-        if (!level.empty()) s += " (" + level + ")";
-        return s;
+        std::string words = "motion";
+        const std::string region = str(notification, "region");
+        if (!region.empty()) words += " in " + region;
+        const std::string level = str(notification, "level");
+        if (!level.empty()) words += " (" + level + ")";
+        return words;
     }
     return type.empty() ? "notification" : type;
 }
@@ -145,22 +146,25 @@ std::string utc_text(double seconds) {
     return out + " UTC";
 }
 
-std::string subject(const nlohmann::json& n) { return camera(n) + ": " + what_happened(n); }
+std::string subject(const nlohmann::json& notification) {
+    return camera(notification) + ": " + what_happened(notification);
+}
 
-std::string email_text(const nlohmann::json& n, std::string_view dedup_key, std::string_view from,
-                       double now) {
+std::string email_text(const nlohmann::json& notification, std::string_view dedup_key,
+                       std::string_view from, double now) {
     std::string to;
-    if (const auto it = n.find("recipients"); it != n.end() && it->is_array()) {
-        for (const auto& r : *it) {
+    if (const auto found = notification.find("recipients");
+        found != notification.end() && found->is_array()) {
+        for (const auto& r : *found) {
             if (!r.is_string()) continue;
             if (!to.empty()) to += ", ";
             to += one_line(r.get<std::string>());
         }
     }
-    const std::string type = str(n, "notifType");
-    const double event_ts = num(n, "eventTs");
+    const std::string type = str(notification, "notifType");
+    const double event_ts = num(notification, "eventTs");
     std::string body;
-    body += camera(n) + ": " + what_happened(n) + "\r\n\r\n";
+    body += camera(notification) + ": " + what_happened(notification) + "\r\n\r\n";
     if (type == "Offline") {
         body += "The camera stopped reporting at " + utc_text(event_ts) + ".\r\n";
     } else if (type == "InternetOffline") {
@@ -171,26 +175,29 @@ std::string email_text(const nlohmann::json& n, std::string_view dedup_key, std:
         body += "Motion was detected at " + utc_text(event_ts) + ".\r\n";
     } else if (type == "StillOffline") {
         body += "The camera has not reported since " + utc_text(event_ts) + " (reminder " +
-                std::to_string(static_cast<long long>(num(n, "reminder"))) + ").\r\n";
+                std::to_string(static_cast<long long>(num(notification, "reminder"))) + ").\r\n";
     } else if (type == "FlappingStarted") {
         body += "The camera keeps going offline and online (since " + utc_text(event_ts) +
                 "). No offline or online e-mails are sent for it until it is stable again.\r\n";
     } else if (type == "FlappingStopped") {
         body += "The camera has not changed state since " + utc_text(event_ts) + "; it is " +
-                state_words(str(n, "state")) + ".\r\n";
+                state_words(str(notification, "state")) + ".\r\n";
     } else {
         body += "Event time: " + utc_text(event_ts) + ".\r\n";
     }
     body += "\r\n";
-    body += "Camera:  " + one_line(camera(n)) + "\r\n";
-    body += "Device:  " + one_line(str(n, "device")) + "\r\n";
-    body += "Account: " + one_line(str(n, "account")) + "\r\n";
-    if (!str(n, "region").empty()) body += "Region:  " + one_line(str(n, "region")) + "\r\n";
-    if (!str(n, "level").empty()) body += "Level:   " + one_line(str(n, "level")) + "\r\n";
+    body += "Camera:  " + one_line(camera(notification)) + "\r\n";
+    body += "Device:  " + one_line(str(notification, "device")) + "\r\n";
+    body += "Account: " + one_line(str(notification, "account")) + "\r\n";
+    if (!str(notification, "region").empty())
+        body += "Region:  " + one_line(str(notification, "region")) + "\r\n";
+    if (!str(notification, "level").empty())
+        body += "Level:   " + one_line(str(notification, "level")) + "\r\n";
     // A bridge's outage: the cameras behind it, which send no Offline of their own.
-    if (const auto it = n.find("affectedDevices"); it != n.end() && it->is_array()) {
+    if (const auto found = notification.find("affectedDevices");
+        found != notification.end() && found->is_array()) {
         body += "\r\nCameras behind it, without e-mails of their own:\r\n";
-        for (const auto& d : *it) {
+        for (const auto& d : *found) {
             if (!d.is_object()) continue;
             const std::string device = str(d, "device");
             std::string line = str(d, "name");
@@ -207,23 +214,23 @@ std::string email_text(const nlohmann::json& n, std::string_view dedup_key, std:
         }
     }
     body += "Event:   " + utc_text(event_ts) + "\r\n";
-    body += "Decided: " + utc_text(num(n, "publishTs")) + "\r\n";
+    body += "Decided: " + utc_text(num(notification, "publishTs")) + "\r\n";
     body += "\r\n-- \r\nalertgw (notification " + one_line(dedup_key) + ")\r\n";
 
-    std::string m;
-    m += "From: " + one_line(from) + "\r\n";
-    m += "To: " + (to.empty() ? std::string("undisclosed-recipients:;") : to) + "\r\n";
-    m += "Subject: " + header_value(subject(n)) + "\r\n";
-    m += "Date: " + rfc5322_date(now) + "\r\n";
-    m += "Message-ID: " + message_id(dedup_key) + "\r\n";
-    m += "X-Alert-Dedup-Key: " + one_line(dedup_key) + "\r\n";
-    m += "MIME-Version: 1.0\r\n";
-    m += "Content-Type: text/plain; charset=utf-8\r\n";
-    m += "Content-Transfer-Encoding: 8bit\r\n";
-    m += "\r\n";
+    std::string message;
+    message += "From: " + one_line(from) + "\r\n";
+    message += "To: " + (to.empty() ? std::string("undisclosed-recipients:;") : to) + "\r\n";
+    message += "Subject: " + header_value(subject(notification)) + "\r\n";
+    message += "Date: " + rfc5322_date(now) + "\r\n";
+    message += "Message-ID: " + message_id(dedup_key) + "\r\n";
+    message += "X-Alert-Dedup-Key: " + one_line(dedup_key) + "\r\n";
+    message += "MIME-Version: 1.0\r\n";
+    message += "Content-Type: text/plain; charset=utf-8\r\n";
+    message += "Content-Transfer-Encoding: 8bit\r\n";
+    message += "\r\n";
     // SMTP's end of data is a line holding one dot: libcurl dot-stuffs the body itself.
-    m += body;
-    return m;
+    message += body;
+    return message;
 }
 
 }  // namespace alerts::gateway

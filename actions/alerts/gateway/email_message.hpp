@@ -16,12 +16,12 @@ namespace alerts::gateway {
 std::string message_id(std::string_view dedup_key);
 
 /// The subject line (unencoded): "<camera>: <what happened>".
-std::string subject(const nlohmann::json& n);
+std::string subject(const nlohmann::json& notification);
 
 /// The whole message (CRLF line ends), From `from`, To the notification's recipients,
 /// Date `now` (seconds since the epoch), with X-Alert-Dedup-Key and Message-ID.
-std::string email_text(const nlohmann::json& n, std::string_view dedup_key, std::string_view from,
-                       double now);
+std::string email_text(const nlohmann::json& notification, std::string_view dedup_key,
+                       std::string_view from, double now);
 
 /// "2026-12-02 05:57:01 UTC" for seconds since the epoch (milliseconds shown when not whole).
 std::string utc_text(double seconds);

@@ -1,103 +1,304 @@
-// options.cpp — alertgw's flags and environment (see gateway.hpp).
+// options.cpp — alertgw's flags, environment and secret files (see options.hpp).
+#include "gateway/options.hpp"
+
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 
-#include "gateway.hpp"
+#include "gateway/ledger/email_address.hpp"
 
 namespace alerts::gateway {
 
 namespace {
 
-double number(const std::string& flag, const std::string& v, double min, double max) {
+double number(const std::string& flag, const std::string& text, double min, double max) {
     std::size_t used = 0;
-    double d = 0;
+    double value = 0;
     try {
-        d = std::stod(v, &used);
+        value = std::stod(text, &used);
     } catch (const std::exception&) {
         used = 0;
     }
-    if (used != v.size() || v.empty() || !std::isfinite(d) || d < min || d > max) {
-        throw std::invalid_argument(flag + ": '" + v + "' is not a number from " +
+    if (used != text.size() || text.empty() || !std::isfinite(value) || value < min ||
+        value > max) {
+        throw std::invalid_argument(flag + ": '" + text + "' is not a number from " +
                                     std::to_string(min) + " to " + std::to_string(max));
     }
-    return d;
+    return value;
 }
 
-int integer(const std::string& flag, const std::string& v, int min, int max) {
-    const double d = number(flag, v, min, max);
-    if (d != std::floor(d))
-        throw std::invalid_argument(flag + ": '" + v + "' is not a whole number");
-    return static_cast<int>(d);
+int integer(const std::string& flag, const std::string& text, int min, int max) {
+    const double value = number(flag, text, min, max);
+    if (value != std::floor(value))
+        throw std::invalid_argument(flag + ": '" + text + "' is not a whole number");
+    return static_cast<int>(value);
 }
 
-std::chrono::milliseconds seconds(const std::string& flag, const std::string& v, double min,
+std::chrono::milliseconds seconds(const std::string& flag, const std::string& text, double min,
                                   double max) {
-    return std::chrono::milliseconds(std::llround(number(flag, v, min, max) * 1000));
+    return std::chrono::milliseconds(std::llround(number(flag, text, min, max) * 1000));
 }
 
-void check_url(const std::string& flag, const std::string& v,
+void check_url(const std::string& flag, const std::string& url,
                std::initializer_list<const char*> schemes) {
-    for (const char* s : schemes) {
-        if (v.rfind(s, 0) == 0 && v.size() > std::string(s).size()) return;
+    for (const char* scheme : schemes) {
+        if (url.rfind(scheme, 0) == 0 && url.size() > std::string(scheme).size()) return;
     }
     std::string list;
-    for (const char* s : schemes) list += (list.empty() ? "" : ", ") + std::string(s);
-    throw std::invalid_argument(flag + ": '" + v + "' is not a URL starting with " + list);
+    for (const char* scheme : schemes) list += (list.empty() ? "" : ", ") + std::string(scheme);
+    // The value is not repeated: it may hold a token.
+    throw std::invalid_argument(flag + ": not a URL starting with " + list);
+}
+
+std::string env(const char* name) {
+    const char* value = std::getenv(name);
+    return value ? value : "";
+}
+
+constexpr std::size_t MAX_SECRET_FILE = 4096;  // a password or a header, not a document
+
+/// A secret file's content, without one trailing newline; `what` names it in errors (never
+/// the content). Refused: unreadable, empty, or over MAX_SECRET_FILE bytes.
+std::string read_secret(const std::string& what, const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::invalid_argument(what + ": cannot read '" + path + "'");
+    std::string secret(MAX_SECRET_FILE + 1, '\0');
+    in.read(secret.data(), static_cast<std::streamsize>(secret.size()));
+    secret.resize(static_cast<std::size_t>(in.gcount()));
+    if (secret.size() > MAX_SECRET_FILE) {
+        throw std::invalid_argument(what + ": '" + path + "' is over " +
+                                    std::to_string(MAX_SECRET_FILE) + " bytes");
+    }
+    if (!secret.empty() && secret.back() == '\n') secret.pop_back();
+    if (!secret.empty() && secret.back() == '\r') secret.pop_back();
+    if (secret.empty()) throw std::invalid_argument(what + ": '" + path + "' is empty");
+    return secret;
+}
+
+/// A secret from the variable NAME or the file NAME_FILE names (not both); empty if neither.
+std::string secret_from_environment(const std::string& name) {
+    const std::string file_variable = name + "_FILE";
+    const std::string value = env(name.c_str());
+    const std::string file = env(file_variable.c_str());
+    if (!value.empty() && !file.empty()) {
+        throw std::invalid_argument("set " + name + " or " + file_variable + ", not both");
+    }
+    return file.empty() ? value : read_secret(file_variable, file);
+}
+
+/// NAME=VALUE (the name first, as --webhook and --webhook-auth-file take it).
+std::pair<std::string, std::string> named(const std::string& flag, const std::string& text) {
+    const auto equals = text.find('=');
+    if (equals == std::string::npos || equals == 0)
+        throw std::invalid_argument(flag + ": expected NAME=VALUE");
+    return {text.substr(0, equals), text.substr(equals + 1)};
+}
+
+webhook_target parse_webhook(const std::string& text) {
+    webhook_target target;
+    const auto scheme = text.find("://");
+    const bool plain = scheme != std::string::npos && scheme < text.find('=');
+    if (plain) {
+        target.url = text;
+    } else {
+        std::tie(target.name, target.url) = named("--webhook", text);
+    }
+    check_url("--webhook", target.url, {"http://", "https://"});
+    if (target.name.empty()) target.name = webhook_name(target.url);
+    if (target.name == "email" || target.name == "all" ||
+        target.name.find_first_of("\r\n\t ") != std::string::npos) {
+        throw std::invalid_argument("--webhook: '" + target.name + "' cannot name a webhook");
+    }
+    return target;
+}
+
+using flag_handler = std::function<void(options&, const std::string&)>;
+
+/// The flags of the targets: where to deliver, and how to log in.
+void add_target_flags(std::map<std::string, flag_handler>& flags) {
+    flags.insert({
+        {"--smtp",
+         [](options& settings, const std::string& value) {
+             check_url("--smtp", value, {"smtp://", "smtps://"});
+             settings.smtp.url = value;
+         }},
+        {"--smtp-user",
+         [](options& settings, const std::string& value) { settings.smtp.user = value; }},
+        {"--smtp-password-file",
+         [](options& settings, const std::string& value) {
+             settings.smtp.password = read_secret("--smtp-password-file", value);
+         }},
+        {"--smtp-ca-file",
+         [](options& settings, const std::string& value) { settings.smtp.ca_file = value; }},
+        {"--from",
+         [](options& settings, const std::string& value) {
+             if (!is_email_address(value))
+                 throw std::invalid_argument("--from: '" + value + "' is not an e-mail address");
+             settings.from = value;
+         }},
+        {"--webhook",
+         [](options& settings, const std::string& value) {
+             settings.webhooks.push_back(parse_webhook(value));
+         }},
+        {"--webhook-url-file",
+         [](options& settings, const std::string& value) {
+             const auto [name, path] = named("--webhook-url-file", value);
+             settings.webhooks.push_back(
+                 parse_webhook(name + "=" + read_secret("--webhook-url-file", path)));
+         }},
+        {"--webhook-auth-file",
+         [](options& settings, const std::string& value) {
+             const auto [name, path] = named("--webhook-auth-file", value);
+             for (webhook_target& target : settings.webhooks) {
+                 if (target.name == name) {
+                     target.authorization = read_secret("--webhook-auth-file", path);
+                     return;
+                 }
+             }
+             throw std::invalid_argument("--webhook-auth-file: no webhook named '" + name +
+                                         "' (give --webhook first)");
+         }},
+    });
+}
+
+/// Every flag that takes a value.
+const std::map<std::string, flag_handler>& value_flags() {
+    static const std::map<std::string, flag_handler> FLAGS = [] {
+        std::map<std::string, flag_handler> flags = {
+            {"--consumer",
+             [](options& settings, const std::string& value) {
+                 if (value.empty()) throw std::invalid_argument("--consumer: empty name");
+                 settings.consumer = value;
+             }},
+            {"--metrics-address",
+             [](options& settings, const std::string& value) { settings.metrics_address = value; }},
+            {"--metrics-port",
+             [](options& settings, const std::string& value) {
+                 settings.metrics_port = integer("--metrics-port", value, 1, 65535);
+             }},
+            {"--timeout",
+             [](options& settings, const std::string& value) {
+                 settings.timeout = seconds("--timeout", value, 0.01, 3600);
+             }},
+            {"--max-attempts",
+             [](options& settings, const std::string& value) {
+                 settings.max_attempts = integer("--max-attempts", value, 1, 1000);
+             }},
+            {"--claim-after",
+             [](options& settings, const std::string& value) {
+                 settings.claim_after = seconds("--claim-after", value, 0.1, 86400);
+             }},
+            {"--concurrency",
+             [](options& settings, const std::string& value) {
+                 settings.concurrency = integer("--concurrency", value, 1, 4096);
+             }},
+            {"--window",
+             [](options& settings, const std::string& value) {
+                 settings.window = static_cast<std::size_t>(integer("--window", value, 1, 1000000));
+             }},
+            {"--max-held",
+             [](options& settings, const std::string& value) {
+                 settings.max_held =
+                     static_cast<std::size_t>(integer("--max-held", value, 1, 10000000));
+             }},
+            {"--dead-letter-max",
+             [](options& settings, const std::string& value) {
+                 settings.dead_letter_max =
+                     static_cast<std::size_t>(integer("--dead-letter-max", value, 1, 100000000));
+             }},
+            {"--alert-delay-threshold",
+             [](options& settings, const std::string& value) {
+                 settings.alert_delay_threshold = number("--alert-delay-threshold", value, 0, 1e9);
+             }},
+        };
+        add_target_flags(flags);
+        return flags;
+    }();
+    return FLAGS;
+}
+
+void read_redis_environment(options& settings) {
+    const std::string url = env("ALERT_REDIS_URL");
+    const std::string sentinels = env("ALERT_REDIS_SENTINELS");
+    if (!url.empty() && !sentinels.empty()) {
+        throw std::invalid_argument("set ALERT_REDIS_URL or ALERT_REDIS_SENTINELS, not both");
+    }
+    if (url.empty() && sentinels.empty()) {
+        throw std::invalid_argument("ALERT_REDIS_URL is not set (nor ALERT_REDIS_SENTINELS)");
+    }
+    settings.redis = !url.empty() ? parse_redis_url(url)
+                                  : parse_redis_sentinels(sentinels, env("ALERT_REDIS_MASTER"));
+    if (const char* p = std::getenv("ALERT_REDIS_PASSWORD")) settings.redis.password = p;
+    if (const char* p = std::getenv("ALERT_REDIS_SENTINEL_PASSWORD"))
+        settings.redis.sentinel_password = p;
+    if (const std::string prefix = env("ALERT_REDIS_PREFIX"); !prefix.empty())
+        settings.prefix = prefix;
+}
+
+/// Secrets from the environment: the value, or the file ..._FILE names (flags win).
+void read_secret_environment(options& settings) {
+    if (settings.smtp.user.empty()) settings.smtp.user = env("ALERTGW_SMTP_USER");
+    const std::string password = secret_from_environment("ALERTGW_SMTP_PASSWORD");
+    if (settings.smtp.password.empty()) settings.smtp.password = password;
+    if (settings.smtp.ca_file.empty()) settings.smtp.ca_file = env("ALERTGW_SMTP_CA_FILE");
+    const std::string authorization = secret_from_environment("ALERTGW_WEBHOOK_AUTHORIZATION");
+    for (webhook_target& target : settings.webhooks) {
+        if (target.authorization.empty()) target.authorization = authorization;
+    }
+}
+
+void check_targets(const options& settings) {
+    if (settings.smtp.url.empty() && settings.webhooks.empty()) {
+        throw std::invalid_argument("nothing to deliver to: give --smtp and/or --webhook");
+    }
+    if (settings.smtp.require_tls && settings.smtp.url.empty()) {
+        throw std::invalid_argument("--smtp-require-tls needs --smtp");
+    }
+    for (std::size_t i = 0; i < settings.webhooks.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            if (settings.webhooks[i].name == settings.webhooks[j].name) {
+                throw std::invalid_argument("two webhooks named '" + settings.webhooks[i].name +
+                                            "': name them (--webhook NAME=URL)");
+            }
+        }
+    }
+}
+
+std::string default_consumer() {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0 || !*host)
+        std::snprintf(host, sizeof host, "host");
+    return std::string(host) + "-" + std::to_string(::getpid());
 }
 
 }  // namespace
 
-std::string usage() {
-    return R"(usage: alertgw [flags]
-Delivers the alert pipeline's notifications: reads the Redis outbox stream <prefix>outbox
-(written by monitor's commit) through the consumer group "alertgw" and sends each
-notification by e-mail (one message to its recipients) and to every webhook (POST of its JSON,
-header Idempotency-Key: <dedupKey>). Any number of gateways share the work.
-
-environment:
-  ALERT_REDIS_URL      redis://HOST[:PORT][/DB] or unix:///path/to/socket (this or
-                       ALERT_REDIS_SENTINELS is required)
-  ALERT_REDIS_SENTINELS HOST:PORT,HOST:PORT,... Redis Sentinels that name the primary,
-                       with ALERT_REDIS_MASTER=NAME; asked again after every Redis error
-  ALERT_REDIS_PASSWORD, ALERT_REDIS_SENTINEL_PASSWORD
-                       AUTH to Redis and to the sentinels, when set
-  ALERT_REDIS_PREFIX   prefix of the Redis keys (default "alerts:"), as for the actions
-
-flags:
-  --smtp URL             SMTP server, e.g. smtp://127.0.0.1:2525 (smtps:// for TLS); no e-mail without it
-  --from ADDR            the e-mails' sender (default alertgw@localhost)
-  --webhook URL          POST each notification there (http:// or https://); repeatable
-  --consumer NAME        this gateway's name in the consumer group (default: host name + pid)
-  --metrics-port N       serve Prometheus /metrics on 0.0.0.0:N (default: off)
-  --timeout SECONDS      per delivery attempt (default 10)
-  --max-attempts N       attempts per target before the dead-letter stream (default 6);
-                         waits between attempts double from 0.5 s, capped at 30 s
-  --claim-after SECONDS  how long an entry may stay pending with a gateway that stopped
-                         before another claims it (default 30)
-  --concurrency N        deliveries in flight per target (default 64)
-  --alert-delay-threshold SECONDS
-                         an alertDelay over this also logs a systemAlert line (default 300)
-  -h, --help             this text
-
-A target that answers 2xx (webhook) or 250 (SMTP) has the notification. A failure or time-out
-is retried; a permanent refusal (HTTP 4xx other than 408/425/429, SMTP 5xx) and the last
-failed attempt move it to <prefix>deadletter with the target and the error. An entry is
-acknowledged once every target has it or gave up. SIGTERM finishes the deliveries in flight,
-acknowledges what was delivered and exits 0.
-)";
+std::string webhook_name(const std::string& url) {
+    const auto scheme_end = url.find("://");
+    if (scheme_end == std::string::npos) return "webhook";
+    const std::string scheme = url.substr(0, scheme_end);
+    std::string authority = url.substr(scheme_end + 3);
+    authority = authority.substr(0, authority.find_first_of("/?#"));
+    if (const auto at = authority.rfind('@'); at != std::string::npos)
+        authority = authority.substr(at + 1);
+    const auto bracket = authority.rfind(']');
+    const auto colon = authority.rfind(':');
+    const bool has_port =
+        colon != std::string::npos && (bracket == std::string::npos || colon > bracket);
+    if (!has_port) authority += scheme == "https" ? ":443" : ":80";
+    return scheme + "://" + authority;
 }
 
 options parse_options(int argc, char** argv, bool& help) {
-    options o;
+    options settings;
     help = false;
-    const char* url = std::getenv("ALERT_REDIS_URL");
-    const char* prefix = std::getenv("ALERT_REDIS_PREFIX");
-    if (prefix && *prefix) o.prefix = prefix;
     for (int i = 1; i < argc; ++i) {
         std::string flag = argv[i];
         std::string value;
@@ -109,75 +310,23 @@ options parse_options(int argc, char** argv, bool& help) {
         }
         if (flag == "-h" || flag == "--help") {
             help = true;
-            return o;
+            return settings;
         }
-        auto next = [&]() -> std::string {
-            if (has_value) return value;
-            if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-            return argv[++i];
-        };
-        if (flag == "--smtp") {
-            o.smtp = next();
-            check_url(flag, o.smtp, {"smtp://", "smtps://"});
-        } else if (flag == "--from") {
-            o.from = next();
-            if (o.from.find('@') == std::string::npos ||
-                o.from.find_first_of("\r\n<> ") != std::string::npos) {
-                throw std::invalid_argument("--from: '" + o.from + "' is not an e-mail address");
-            }
-        } else if (flag == "--webhook") {
-            o.webhooks.push_back(next());
-            check_url(flag, o.webhooks.back(), {"http://", "https://"});
-        } else if (flag == "--consumer") {
-            o.consumer = next();
-            if (o.consumer.empty()) throw std::invalid_argument("--consumer: empty name");
-        } else if (flag == "--metrics-port") {
-            o.metrics_port = integer(flag, next(), 1, 65535);
-        } else if (flag == "--timeout") {
-            o.timeout = seconds(flag, next(), 0.01, 3600);
-        } else if (flag == "--max-attempts") {
-            o.max_attempts = integer(flag, next(), 1, 1000);
-        } else if (flag == "--claim-after") {
-            o.claim_after = seconds(flag, next(), 0.1, 86400);
-        } else if (flag == "--concurrency") {
-            o.concurrency = integer(flag, next(), 1, 4096);
-        } else if (flag == "--alert-delay-threshold") {
-            o.alert_delay_threshold = number(flag, next(), 0, 1e9);
-        } else {
+        if (flag == "--smtp-require-tls") {
+            settings.smtp.require_tls = true;
+            continue;
+        }
+        const auto handler = value_flags().find(flag);
+        if (handler == value_flags().end())
             throw std::invalid_argument("unknown flag '" + flag + "'");
-        }
+        if (!has_value && i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+        handler->second(settings, has_value ? value : argv[++i]);
     }
-    const char* sentinels = std::getenv("ALERT_REDIS_SENTINELS");
-    const char* master = std::getenv("ALERT_REDIS_MASTER");
-    const bool has_url = url && *url;
-    const bool has_sentinels = sentinels && *sentinels;
-    if (has_url && has_sentinels) {
-        throw std::invalid_argument("set ALERT_REDIS_URL or ALERT_REDIS_SENTINELS, not both");
-    }
-    if (!has_url && !has_sentinels) {
-        throw std::invalid_argument("ALERT_REDIS_URL is not set (nor ALERT_REDIS_SENTINELS)");
-    }
-    o.redis =
-        has_url ? parse_redis_url(url) : parse_redis_sentinels(sentinels, master ? master : "");
-    if (const char* p = std::getenv("ALERT_REDIS_PASSWORD")) o.redis.password = p;
-    if (const char* p = std::getenv("ALERT_REDIS_SENTINEL_PASSWORD")) o.redis.sentinel_password = p;
-    if (o.smtp.empty() && o.webhooks.empty()) {
-        throw std::invalid_argument("nothing to deliver to: give --smtp and/or --webhook");
-    }
-    for (std::size_t i = 0; i < o.webhooks.size(); ++i) {
-        for (std::size_t j = 0; j < i; ++j) {
-            if (o.webhooks[i] == o.webhooks[j]) {
-                throw std::invalid_argument("--webhook " + o.webhooks[i] + " given twice");
-            }
-        }
-    }
-    if (o.consumer.empty()) {
-        char host[256] = {};
-        if (::gethostname(host, sizeof host - 1) != 0 || !*host)
-            std::snprintf(host, sizeof host, "host");
-        o.consumer = std::string(host) + "-" + std::to_string(::getpid());
-    }
-    return o;
+    read_redis_environment(settings);
+    read_secret_environment(settings);
+    check_targets(settings);
+    if (settings.consumer.empty()) settings.consumer = default_consumer();
+    return settings;
 }
 
 }  // namespace alerts::gateway

@@ -1,0 +1,346 @@
+// delivery_loop.cpp — see delivery_loop.hpp.
+#include "gateway/loop/delivery_loop.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "gateway/email_message.hpp"
+#include "gateway/report/delivery_log.hpp"
+
+namespace alerts::gateway {
+
+namespace {
+
+using std::chrono::milliseconds;
+using steady = std::chrono::steady_clock;
+
+constexpr auto REDIS_TIMEOUT = std::chrono::seconds(5);
+constexpr int LONGEST_READ_WAIT_MS = 100;  // SIGTERM is seen within it
+constexpr std::size_t CLAIM_BATCH = 100;
+// With transfers in flight, the loop waits on them this long before it looks at the outbox
+// again (XREADGROUP cannot block then): the most a new entry waits to be read while a slow
+// target keeps transfers open. 1 ms: at most ~1,000 cheap XREADGROUPs a second.
+constexpr int TRANSFER_POLL_MS = 1;
+
+double wall_seconds() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+void log_out(const std::string& line) {
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fputc('\n', stdout);
+}
+
+void log_err(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
+
+std::vector<target_spec> specs_of(const options& settings) {
+    std::vector<target_spec> specs;
+    specs.reserve(settings.webhooks.size() + 1);
+    if (!settings.smtp.url.empty()) specs.push_back({"email", true});
+    for (const webhook_target& webhook : settings.webhooks) specs.push_back({webhook.name, false});
+    return specs;
+}
+
+std::vector<std::string> names_of(const std::vector<target_spec>& specs) {
+    std::vector<std::string> names;
+    names.reserve(specs.size());
+    for (const target_spec& spec : specs) names.push_back(spec.name);
+    return names;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string out;
+    for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+    return out;
+}
+
+}  // namespace
+
+delivery_loop::delivery_loop(const options& settings, const std::atomic<bool>& stop_requested)
+    : settings_(settings),
+      stop_requested_(stop_requested),
+      target_names_(names_of(specs_of(settings))),
+      redis_(settings.redis, std::chrono::duration_cast<milliseconds>(REDIS_TIMEOUT)),
+      outbox_(redis_, settings.prefix, settings.consumer),
+      ledger_(specs_of(settings),
+              retry_policy{settings.max_attempts, settings.backoff_first, settings.backoff_max},
+              ledger_limits{settings.window, settings.max_held, settings.concurrency}),
+      transport_(settings.timeout,
+                 static_cast<long>(settings.concurrency) * static_cast<long>(target_names_.size())),
+      metrics_(target_names_) {}
+
+int delivery_loop::run() {
+    log_err(fields_log({{"event", "start"},
+                        {"consumer", settings_.consumer},
+                        {"outbox", outbox_.outbox_key()},
+                        {"targets", joined(target_names_)}}));
+    if (!start_up()) return 0;
+    while (turn()) {
+    }
+    finish();
+    return 0;
+}
+
+// The group (from the stream's start) and this consumer's own pending entries; Redis not
+// there yet is waited for (until SIGTERM).
+bool delivery_loop::start_up() {
+    for (;;) {
+        if (stop_requested_.load()) return false;
+        try {
+            outbox_.create_group();
+            std::string cursor = "0";
+            for (;;) {
+                const auto records = outbox_.read_own_pending(cursor, 256);
+                if (records.empty()) break;
+                take(records, true);
+                if (ledger_.room() == 0) break;
+            }
+            return true;
+        } catch (const redis_error& error) {
+            redis_failed(error);
+            std::this_thread::sleep_for(milliseconds(200));
+        }
+    }
+}
+
+bool delivery_loop::turn() {
+    const steady_time now = steady::now();
+    if (stop_requested_.load() && !stopping_) {
+        stopping_ = true;
+        log_err(fields_log(
+            {{"event", "stopping"}, {"inFlight", std::to_string(transport_.in_flight())}}));
+    }
+    if (!stopping_) {
+        ledger_.wake_due(now);
+        start_sends();
+    }
+    collect_reports();
+    if (stopping_ && transport_.in_flight() == 0) return false;
+    const bool got_work = talk_to_redis(now);
+    update_gauges();
+    if (!got_work) idle_wait();
+    return true;
+}
+
+void delivery_loop::start_sends() {
+    for (const send_order& order : ledger_.take_sends()) send(order);
+}
+
+void delivery_loop::send(const send_order& order) {
+    const held_entry* entry = ledger_.find(order.entry_id);
+    if (!entry) return;
+    delivery_request request{order.entry_id, order.target, "", order.recipients, entry->dedup_key};
+    const bool has_email = !settings_.smtp.url.empty();
+    if (has_email && order.target == 0) {
+        const auto notification = nlohmann::json::parse(entry->notification, nullptr, false);
+        request.body = email_text(notification, entry->dedup_key, settings_.from, wall_seconds());
+        transport_.send_email(std::move(request), settings_.smtp, settings_.from);
+        return;
+    }
+    request.body = entry->notification;
+    transport_.send_webhook(std::move(request),
+                            settings_.webhooks[order.target - (has_email ? 1 : 0)]);
+}
+
+void delivery_loop::collect_reports() {
+    const steady_time now = steady::now();
+    for (const delivery_report& report : transport_.collect()) {
+        ledger_.record(report.entry_id, report.target, report.result, now);
+    }
+    report_events();
+}
+
+void delivery_loop::report_events() {
+    for (const ledger_event& event : ledger_.take_events()) report_event(event);
+}
+
+void delivery_loop::report_event(const ledger_event& event) {
+    target_metrics& counts = metrics_.targets[event.target];
+    const held_entry* entry = ledger_.find(event.entry_id);
+    const double now = wall_seconds();
+    switch (event.what) {
+        case ledger_event::kind::delivered:
+            counts.delivered->Increment();
+            if (entry) counts.delay->Observe(now - static_cast<double>(entry->commit_ms) / 1000.0);
+            break;
+        case ledger_event::kind::skipped:
+            counts.skipped->Increment();
+            break;
+        case ledger_event::kind::failed:
+            counts.failed->Increment();
+            break;
+        case ledger_event::kind::retry:
+            counts.retried->Increment();
+            log_out(event_log(event, entry, target_names_[event.target]));
+            break;
+        case ledger_event::kind::dead_letter:
+            counts.dead->Increment();
+            log_out(event_log(event, entry, target_names_[event.target]));
+            break;
+        case ledger_event::kind::complete:
+            if (!entry) break;
+            const notification_lines lines =
+                notification_log(*entry, now, settings_.alert_delay_threshold);
+            log_out(lines.delivered);
+            if (!lines.over_threshold.empty()) log_out(lines.over_threshold);
+            break;
+    }
+}
+
+bool delivery_loop::talk_to_redis(steady_time now) {
+    if (now < redis_retry_at_) return false;
+    try {
+        write_out();
+        if (stopping_) return false;
+        housekeeping(now);
+        return read_more();
+    } catch (const redis_error& error) {
+        redis_failed(error);
+        return false;
+    }
+}
+
+void delivery_loop::housekeeping(steady_time now) {
+    const milliseconds claim_every =
+        std::clamp(settings_.claim_after / 4, milliseconds(100), milliseconds(5000));
+    const milliseconds keep_alive_every =
+        std::clamp(settings_.claim_after / 3, milliseconds(100), milliseconds(10000));
+    if (now >= next_claim_) {
+        next_claim_ = now + claim_every;
+        std::string cursor = "0-0";
+        for (int round = 0; round < 8 && ledger_.room() > 0; ++round) {
+            take(
+                outbox_.claim(settings_.claim_after, cursor, std::min(CLAIM_BATCH, ledger_.room())),
+                true);
+            if (cursor == "0-0" || cursor.empty()) break;
+        }
+    }
+    if (now >= next_keep_alive_) {
+        next_keep_alive_ = now + keep_alive_every;
+        outbox_.keep_alive(ledger_.held_ids());
+    }
+    if (now >= next_backlog_) {
+        next_backlog_ = now + milliseconds(1000);
+        const group_backlog backlog = outbox_.backlog();
+        if (backlog.lag >= 0) metrics_.lag->Set(backlog.lag);
+        if (backlog.pending >= 0) metrics_.pending->Set(backlog.pending);
+    }
+}
+
+bool delivery_loop::read_more() {
+    const std::size_t room = std::min(static_cast<std::size_t>(settings_.batch), ledger_.room());
+    if (room == 0) return false;
+    const auto records = outbox_.read_new(room, read_wait_ms());
+    take(records, false);
+    return !records.empty();
+}
+
+// Waits in XREADGROUP only when nothing else is to be done, and no longer than the next retry.
+int delivery_loop::read_wait_ms() const {
+    if (transport_.in_flight() > 0 || ledger_.has_sends_ready()) return 0;
+    const auto wake = ledger_.next_wake();
+    if (!wake) return LONGEST_READ_WAIT_MS;
+    const auto until = std::chrono::duration_cast<milliseconds>(*wake - steady::now()).count();
+    return static_cast<int>(std::clamp<long long>(until, 0, LONGEST_READ_WAIT_MS));
+}
+
+void delivery_loop::take(const std::vector<outbox_record>& records, bool claimed) {
+    std::vector<new_entry> fresh;
+    for (const outbox_record& record : records) {
+        if (ledger_.holds(record.id)) continue;
+        if (record.trimmed) {  // pending, but gone from the stream: nothing to deliver
+            ledger_.acknowledge_unusable(record.id, std::nullopt);
+            continue;
+        }
+        auto read = read_record(record);
+        if (auto* problem = std::get_if<unreadable>(&read)) {
+            set_aside(record, problem->problem);
+            continue;
+        }
+        fresh.push_back(std::move(std::get<new_entry>(read)));
+    }
+    // A claimed entry may have progress: a target that already has it is not sent again.
+    if (claimed && !fresh.empty()) {
+        std::vector<std::string> ids;
+        ids.reserve(fresh.size());
+        for (const new_entry& entry : fresh) ids.push_back(entry.id);
+        auto progress = outbox_.progress_of(ids);
+        for (std::size_t i = 0; i < fresh.size(); ++i) fresh[i].progress = std::move(progress[i]);
+    }
+    for (new_entry& entry : fresh) {
+        (claimed ? metrics_.claimed : metrics_.read)->Increment();
+        ledger_.add(std::move(entry));
+    }
+    report_events();
+}
+
+void delivery_loop::set_aside(const outbox_record& record, const std::string& problem) {
+    metrics_.unreadable->Increment();
+    log_out(fields_log({{"level", "error"},
+                        {"event", "deadLetter"},
+                        {"target", "all"},
+                        {"entry", record.id},
+                        {"dedupKey", record.dedup_key},
+                        {"error", problem}}));
+    ledger_.acknowledge_unusable(record.id, dead_letter{record.id, record.dedup_key, "all", "",
+                                                        problem, 0, record.notification});
+}
+
+void delivery_loop::write_out() {
+    const ledger_writes writes = ledger_.take_writes();
+    if (writes.empty()) return;
+    const long long dropped = outbox_.write(writes, settings_.dead_letter_max);
+    ledger_.writes_done(writes);
+    metrics_.acked->Increment(static_cast<double>(writes.acknowledge.size()));
+    if (dropped > 0) metrics_.dead_letters_dropped->Increment(static_cast<double>(dropped));
+}
+
+void delivery_loop::idle_wait() {
+    if (transport_.in_flight() > 0) {
+        transport_.wait(TRANSFER_POLL_MS);
+    } else if (steady::now() < redis_retry_at_ || stopping_ || ledger_.room() == 0) {
+        std::this_thread::sleep_for(milliseconds(20));
+    }
+}
+
+void delivery_loop::redis_failed(const std::exception& error) {
+    metrics_.redis_errors->Increment();
+    // With sentinels, the next command asks them again where the primary is (a READONLY or
+    // LOADING answer keeps the connection otherwise).
+    if (!redis_.url().sentinels.empty()) redis_.disconnect();
+    const steady_time now = steady::now();
+    redis_retry_at_ = now + milliseconds(500);
+    if (now - last_redis_log_ > std::chrono::seconds(5)) {
+        last_redis_log_ = now;
+        log_err(fields_log({{"level", "error"}, {"event", "redisError"}, {"error", error.what()}}));
+    }
+}
+
+// Everything in flight has ended: write what it came to. Redis gone now leaves the entries
+// pending (another gateway, or this one restarted, delivers them). At most a few seconds: a
+// Redis that does not answer must not hold the exit for long.
+void delivery_loop::finish() {
+    const steady_time give_up = steady::now() + std::chrono::seconds(3);
+    while (!ledger_.take_writes().empty() && steady::now() < give_up) {
+        try {
+            write_out();
+        } catch (const redis_error& error) {
+            redis_failed(error);
+            std::this_thread::sleep_for(milliseconds(100));
+        }
+    }
+    log_err(fields_log({{"event", "stopped"}, {"unacknowledged", std::to_string(ledger_.held())}}));
+}
+
+void delivery_loop::update_gauges() {
+    metrics_.in_flight->Set(transport_.in_flight());
+    metrics_.held->Set(static_cast<double>(ledger_.held()));
+    for (std::size_t target = 0; target < target_names_.size(); ++target) {
+        metrics_.targets[target].parked->Set(static_cast<double>(ledger_.parked(target)));
+    }
+}
+
+}  // namespace alerts::gateway
