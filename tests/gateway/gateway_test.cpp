@@ -1215,3 +1215,30 @@ TEST_CASE("a webhook URL read from a file: its token reaches the receiver and no
         CHECK(text.find("S3CRET") == std::string::npos);
     }
 }
+
+TEST_CASE("alertgw logs in to Redis as an ACL user, its password read from a file") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    r.redis().command({"ACL", "SETUSER", "gw", "on", ">gw-S3CRET-pass", "~*", "&*", "+@all"});
+    write_text(r.dir() / "redis-pass", "gw-S3CRET-pass\n");
+    r.add("acl", 2);
+    const env_map as_gw = {{"ALERT_REDIS_USER", "gw"},
+                           {"ALERT_REDIS_PASSWORD_FILE", (r.dir() / "redis-pass").string()}};
+    child gw = r.gateway("gw1", {}, false, as_gw);
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.hook_keys().size() >= 2; }, 10s), gw.err());
+    CHECK(r.redis().command({"CLIENT", "LIST"}).find(" user=gw ") != std::string::npos);
+    CHECK(exited_zero(gw.stop()));
+
+    // A wrong password: refused, said so with the user's name, the secret never printed.
+    write_text(r.dir() / "wrong-pass", "not-the-S3CRET\n");
+    const env_map wrong = {{"ALERT_REDIS_USER", "gw"},
+                           {"ALERT_REDIS_PASSWORD_FILE", (r.dir() / "wrong-pass").string()}};
+    child refused = r.gateway("gw2", {}, false, wrong);
+    CHECK(support::wait_until(
+        [&] { return refused.err().find("AUTH as user 'gw' refused") != std::string::npos; }, 10s));
+    refused.kill9();
+    for (const std::string& text : {refused.out(), refused.err(), gw.out(), gw.err()}) {
+        CHECK(text.find("S3CRET") == std::string::npos);
+    }
+}

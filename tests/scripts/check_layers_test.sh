@@ -2,7 +2,9 @@
 # check_layers_test.sh SOURCE_DIR: scripts/check-layers passes on the tree; on a copy of proxy/
 # with one new upward include (the host's framing including http/'s session), or a proxy
 # header included bare instead of from proxy/, it fails and names the file, line and header;
-# a file in a folder that is no layer fails too.
+# a file in a folder that is no layer fails too; and the same for the second house,
+# actions/alerts (its core including the Redis store, a "../core/" include, alertgw's ledger
+# including a transport).
 set -euo pipefail
 source_dir=$1
 check=$source_dir/scripts/check-layers
@@ -11,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 out=$("$check" "$source_dir" 2>&1) || fail "the tree fails: $out"
-[[ $out == *"check-layers: layers respected;"*", 0 upward"* ]] || fail "summary: $out"
+[[ $out == *"check-layers: layers respected; proxy: "*"; actions/alerts: "*"; 0 upward"* ]] || fail "summary: $out"
 
 cp -r "$source_dir/proxy" "$work/"
 "$check" "$work" > /dev/null 2>&1 || fail "the copy fails before any change"
@@ -31,4 +33,23 @@ rm -rf "$work/proxy" && cp -r "$source_dir/proxy" "$work/"
 mkdir "$work/proxy/misc" && echo '#pragma once' > "$work/proxy/misc/extra.hpp"
 if out=$("$check" "$work" 2>&1); then fail "a file in no layer passes: $out"; fi
 [[ $out == *'proxy/misc/extra.hpp: in no layer'* ]] || fail "message: $out"
+# The alert pipeline's house: its pure core including the Redis store is an upward include,
+# and a "../core/..." include is not written from actions/alerts/.
+rm -rf "$work/proxy" && cp -r "$source_dir/proxy" "$work/"
+mkdir -p "$work/actions" && cp -r "$source_dir/actions/alerts" "$work/actions/"
+"$check" "$work" > /dev/null 2>&1 || fail "the copy with actions/alerts fails before any change"
+sed -i '1i #include "redis/redis_store.hpp"' "$work/actions/alerts/core/types.cpp"
+sed -i '1i #include "../core/hash.hpp"' "$work/actions/alerts/redis/redis_records.cpp"
+if out=$("$check" "$work" 2>&1); then fail "an upward include in actions/alerts passes: $out"; fi
+[[ $out == *'actions/alerts/core/types.cpp:1: upward include: core layer includes redis/redis_store.hpp (redis layer)'* ]] \
+    || fail "message: $out"
+[[ $out == *'actions/alerts/redis/redis_records.cpp:1: "../core/hash.hpp" is not written from actions/alerts/: "core/hash.hpp"'* ]] \
+    || fail "message: $out"
+# alertgw's pure ledger including its libcurl transport is upward too.
+rm -rf "$work/actions/alerts" && cp -r "$source_dir/actions/alerts" "$work/actions/"
+sed -i '1i #include "gateway/transport/curl_transport.hpp"' \
+    "$work/actions/alerts/gateway/ledger/delivery_ledger.cpp"
+if out=$("$check" "$work" 2>&1); then fail "the ledger including a transport passes: $out"; fi
+[[ $out == *'actions/alerts/gateway/ledger/delivery_ledger.cpp:1: upward include: gw-core layer includes gateway/transport/curl_transport.hpp (gw-io layer)'* ]] \
+    || fail "message: $out"
 echo "check_layers_test: ok"

@@ -1,5 +1,5 @@
 // email_message.cpp — see email_message.hpp.
-#include "email_message.hpp"
+#include "gateway/email_message.hpp"
 
 #include <cmath>
 #include <cstdint>

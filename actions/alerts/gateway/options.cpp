@@ -235,9 +235,7 @@ void read_redis_environment(options& settings) {
     }
     settings.redis = !url.empty() ? parse_redis_url(url)
                                   : parse_redis_sentinels(sentinels, env("ALERT_REDIS_MASTER"));
-    if (const char* p = std::getenv("ALERT_REDIS_PASSWORD")) settings.redis.password = p;
-    if (const char* p = std::getenv("ALERT_REDIS_SENTINEL_PASSWORD"))
-        settings.redis.sentinel_password = p;
+    read_redis_credentials(settings.redis);  // the actions' variables, files included
     if (const std::string prefix = env("ALERT_REDIS_PREFIX"); !prefix.empty())
         settings.prefix = prefix;
 }

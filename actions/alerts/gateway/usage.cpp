@@ -18,8 +18,12 @@ environment:
                        ALERT_REDIS_SENTINELS is required)
   ALERT_REDIS_SENTINELS HOST:PORT,HOST:PORT,... Redis Sentinels that name the primary,
                        with ALERT_REDIS_MASTER=NAME; asked again after every Redis error
-  ALERT_REDIS_PASSWORD, ALERT_REDIS_SENTINEL_PASSWORD
-                       AUTH to Redis and to the sentinels, when set
+  ALERT_REDIS_USER, ALERT_REDIS_PASSWORD or ALERT_REDIS_PASSWORD_FILE
+                       AUTH [user] password to Redis, when a password is set (an ACL user
+                       needs one; the _FILE names a file holding it)
+  ALERT_REDIS_SENTINEL_USER, ALERT_REDIS_SENTINEL_PASSWORD or
+  ALERT_REDIS_SENTINEL_PASSWORD_FILE
+                       the same to the sentinels
   ALERT_REDIS_PREFIX   prefix of the Redis keys (default "alerts:"), as for the actions
   ALERTGW_SMTP_USER, ALERTGW_SMTP_PASSWORD, ALERTGW_SMTP_PASSWORD_FILE
                        SMTP login (the password, or a file holding it)
