@@ -25,8 +25,8 @@
 #include "host/action_host.hpp"
 #include "http/server.hpp"
 #include "logging.hpp"
+#include "metrics/metrics_server.hpp"
 #include "ops/metrics.hpp"
-#include "ops/metrics_server.hpp"
 #include "ops/shutdown.hpp"
 #include "payload/extractor.hpp"
 #include "protocol/knative/handler.hpp"
@@ -153,8 +153,10 @@ int serve(action_host& host, const settings& config) {
     asio::io_context loop(1);
     // The metrics port first: once the action port accepts, both do.
     if (config.metrics_port != 0) {
-        start_metrics_server(loop, config.host, config.metrics_port,
-                             [&host] { return scrape(host, metrics, drain, connections); });
+        start_metrics_server(
+            loop, config.host, config.metrics_port,
+            [&host] { return scrape(host, metrics, drain, connections); },
+            [](const std::string& line) { spdlog::warn("{}", line); });
     }
     asio::thread_pool workers(std::max<size_t>(config.threads, 1));  // /init, single entrypoint
     host.attach(loop, workers);

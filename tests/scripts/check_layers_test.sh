@@ -4,7 +4,8 @@
 # header included bare instead of from proxy/, it fails and names the file, line and header;
 # a file in a folder that is no layer fails too; and the same for the second house,
 # actions/alerts (its core including the Redis store, a "../core/" include, alertgw's ledger
-# including a transport).
+# including a transport); and between houses: the proxy and the alerts may include common/
+# (the library both link), never each other, and common/ includes neither.
 set -euo pipefail
 source_dir=$1
 check=$source_dir/scripts/check-layers
@@ -51,5 +52,20 @@ sed -i '1i #include "gateway/transport/curl_transport.hpp"' \
     "$work/actions/alerts/gateway/ledger/delivery_ledger.cpp"
 if out=$("$check" "$work" 2>&1); then fail "the ledger including a transport passes: $out"; fi
 [[ $out == *'actions/alerts/gateway/ledger/delivery_ledger.cpp:1: upward include: gw-core layer includes gateway/transport/curl_transport.hpp (gw-io layer)'* ]] \
+    || fail "message: $out"
+# Between houses: alertgw including a proxy header (it links no proxy), common/ including a
+# proxy or an alerts header; the proxy and alertgw including common/'s listener pass (the tree).
+rm -rf "$work/actions/alerts" && cp -r "$source_dir/actions/alerts" "$work/actions/"
+cp -r "$source_dir/common" "$work/"
+"$check" "$work" > /dev/null 2>&1 || fail "the copy with common/ fails before any change"
+sed -i '1i #include "ops/metrics.hpp"' "$work/actions/alerts/gateway/gateway_run.cpp"
+sed -i '1i #include "logging.hpp"' "$work/common/metrics/metrics_server.cpp"
+sed -i '1i #include "core/log_text.hpp"' "$work/common/metrics/metrics_server.hpp"
+if out=$("$check" "$work" 2>&1); then fail "includes between houses pass: $out"; fi
+[[ $out == *'actions/alerts/gateway/gateway_run.cpp:1: includes ops/metrics.hpp of proxy/, which actions/alerts/ may not (it may include common/)'* ]] \
+    || fail "message: $out"
+[[ $out == *'common/metrics/metrics_server.cpp:1: includes logging.hpp of proxy/, which common/ may not (it may include no other house)'* ]] \
+    || fail "message: $out"
+[[ $out == *'common/metrics/metrics_server.hpp:1: includes core/log_text.hpp of actions/alerts/, which common/ may not (it may include no other house)'* ]] \
     || fail "message: $out"
 echo "check_layers_test: ok"

@@ -2,9 +2,8 @@
 #include "core/result_json.hpp"
 
 #include <cmath>
-#include <cstdio>
 
-#include "core/log_text.hpp"
+#include "core/notification_log.hpp"
 
 namespace alerts {
 
@@ -15,12 +14,6 @@ using json = nlohmann::json;
 // alertDelay in milliseconds: the JSON carries the same value the log line prints.
 double to_ms(double seconds) { return std::round(seconds * 1000) / 1000; }
 
-std::string fixed(double v, int decimals) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
-}
-
 std::string joined(const recipient_list& list) {
     std::string out;
     for (const auto& r : list) {
@@ -28,6 +21,25 @@ std::string joined(const recipient_list& list) {
         out += r;
     }
     return out;
+}
+
+// The fields the action's lines show (core/notification_log writes them); `recipients` holds
+// the joined list the fields point into.
+notification_log_fields fields_of(const alert_core& core, const notification& n,
+                                  const std::string& recipients) {
+    notification_log_fields fields;
+    fields.type = name_of(n.type);
+    fields.alert_delay = to_ms(n.delay);
+    fields.account = core.account_id(n.account);
+    fields.device = core.device_id(n.device);
+    if (n.region) {
+        fields.region = n.region->name;
+        fields.level = n.region->level;
+    }
+    fields.event_ts = n.event_ts;
+    fields.publish_ts = n.publish_ts;
+    fields.recipients = recipients;
+    return fields;
 }
 
 }  // namespace
@@ -102,66 +114,13 @@ json result_json(const alert_core& core, const batch_result& r,
                 {"stats", stats_json(r.stats)}};
 }
 
-// One log line's fields, as key=value pairs or as one JSON object.
-class log_fields {
-public:
-    explicit log_fields(bool json) : json_(json) {}
-    void text(std::string_view key, std::string_view value) {
-        if (!json_) {
-            append_log_field(line_, key, value);
-            return;
-        }
-        open(key);
-        line_ += json(std::string(value)).dump(-1, ' ', false, json::error_handler_t::replace);
-    }
-    void number(std::string_view key, const std::string& value) {
-        if (!json_) {
-            append_log_field(line_, key, value);
-            return;
-        }
-        open(key);
-        line_ += value;
-    }
-    std::string done() {
-        if (json_) line_ += line_.empty() ? "{}" : "}";
-        return std::move(line_);
-    }
-
-private:
-    void open(std::string_view key) {
-        line_ += line_.empty() ? "{\"" : ",\"";
-        line_.append(key).append("\":");
-    }
-    bool json_;
-    std::string line_;
-};
-
 std::string log_line(const alert_core& core, const notification& n, bool json) {
-    log_fields line(json);
-    line.text("notifType", name_of(n.type));
-    line.number("alertDelay", fixed(to_ms(n.delay), 3));
-    line.text("account", core.account_id(n.account));
-    line.text("device", core.device_id(n.device));
-    if (n.region) {
-        line.text("region", n.region->name);
-        line.text("level", n.region->level);
-    }
-    line.number("eventTs", fixed(n.event_ts, 3));
-    line.number("publishTs", fixed(n.publish_ts, 3));
-    line.text("recipients", joined(*n.recipients));
-    return line.done();
+    const std::string recipients = joined(*n.recipients);
+    return notification_log_line(fields_of(core, n, recipients), json);
 }
 
 std::string late_line(const alert_core& core, const notification& n, bool json) {
-    log_fields line(json);
-    line.text("level", "warning");
-    line.text("systemAlert", "alertDelayOverThreshold");
-    line.text("notifType", name_of(n.type));
-    line.number("alertDelay", fixed(to_ms(n.delay), 3));
-    line.number("threshold", fixed(core.config()->alert_delay_threshold, 3));
-    line.text("account", core.account_id(n.account));
-    line.text("device", core.device_id(n.device));
-    return line.done();
+    return late_log_line(fields_of(core, n, ""), core.config()->alert_delay_threshold, json);
 }
 
 }  // namespace alerts

@@ -1,5 +1,6 @@
-// result_json.hpp — the activation's answer (docs/alerts.md, "Output") and the key=value log lines
-// that go with each notification. Pure formatting: printing is the caller's business.
+// result_json.hpp — the activation's answer (docs/alerts.md, "Output") and the log lines (through
+// core/notification_log, which alertgw shares) that go with each notification. Pure
+// formatting: printing is the caller's business.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -10,6 +10,7 @@ set(ALERT_CORE_FILES
     dedup_key.cpp
     etag_fields.cpp
     log_text.cpp
+    notification_log.cpp
     recent_ids.cpp
     record_codec.cpp
     result_json.cpp

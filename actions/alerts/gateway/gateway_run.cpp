@@ -12,7 +12,7 @@
 
 #include "gateway/gateway.hpp"
 #include "gateway/loop/delivery_loop.hpp"
-#include "ops/metrics_server.hpp"
+#include "metrics/metrics_server.hpp"
 
 namespace alerts::gateway {
 

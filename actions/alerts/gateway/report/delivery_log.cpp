@@ -1,10 +1,11 @@
 // delivery_log.cpp — see delivery_log.hpp.
 #include "gateway/report/delivery_log.hpp"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/log_text.hpp"
+#include "core/notification_log.hpp"
 
 namespace alerts::gateway {
 
@@ -17,15 +18,17 @@ double number_or(const json& notification, const char* key, double fallback) {
     return found != notification.end() && found->is_number() ? found->get<double>() : fallback;
 }
 
-std::string text_or_empty(const json& notification, const char* key) {
-    const auto found = notification.find(key);
-    return found != notification.end() && found->is_string() ? found->get<std::string>() : "";
-}
-
 std::string joined(const std::vector<std::string>& items) {
     std::string out;
     for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
     return out;
+}
+
+// The string member `key`, if the notification has one (a view into it).
+std::optional<std::string_view> optional_text(const json& notification, const char* key) {
+    const auto found = notification.find(key);
+    if (found == notification.end() || !found->is_string()) return std::nullopt;
+    return std::string_view(found->get_ref<const std::string&>());
 }
 
 std::vector<std::string> recipients_of(const json& notification) {
@@ -40,12 +43,6 @@ std::vector<std::string> recipients_of(const json& notification) {
 
 }  // namespace
 
-std::string fixed3(double value) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.3f", value);
-    return buffer;
-}
-
 std::string fields_log(std::initializer_list<std::pair<std::string_view, std::string_view>> kv) {
     std::string line;
     for (const auto& [key, value] : kv) alerts::append_log_field(line, key, value);
@@ -54,44 +51,33 @@ std::string fields_log(std::initializer_list<std::pair<std::string_view, std::st
 
 // alertDelay as the actions define it (from when the notification was due: eventTs for
 // motion, eventTs + hold for a state), carried on to this moment: the action's value
-// (publishTs − due) plus the time since publishTs.
-notification_lines notification_log(const held_entry& entry, double now, double threshold) {
+// (publishTs − due) plus the time since publishTs. The line is the actions' one
+// (core/notification_log) with the delivery's fields.
+notification_lines notification_log(const held_entry& entry, double now, double threshold,
+                                    bool as_json) {
     json notification = json::parse(entry.notification, nullptr, false);
     if (!notification.is_object()) notification = json::object();
-    const double event_ts = number_or(notification, "eventTs", 0.0);
-    const double publish_ts = number_or(notification, "publishTs", event_ts);
-    const double alert_delay =
-        number_or(notification, "alertDelay", publish_ts - event_ts) + now - publish_ts;
-    const std::string type = text_or_empty(notification, "notifType");
-    const std::string account = text_or_empty(notification, "account");
-    const std::string device = text_or_empty(notification, "device");
-    const double delivery_delay = now - static_cast<double>(entry.commit_ms) / 1000.0;
-    std::string line = fields_log({{"notifType", type},
-                                   {"alertDelay", fixed3(alert_delay)},
-                                   {"deliveryDelay", fixed3(delivery_delay)},
-                                   {"account", account},
-                                   {"device", device}});
-    for (const char* optional : {"region", "level"}) {
-        if (notification.contains(optional) && notification[optional].is_string()) {
-            alerts::append_log_field(line, optional, notification[optional].get<std::string>());
-        }
-    }
-    line += " " + fields_log({{"eventTs", fixed3(event_ts)},
-                              {"publishTs", fixed3(publish_ts)},
-                              {"recipients", joined(recipients_of(notification))},
-                              {"dedupKey", entry.dedup_key},
-                              {"entry", entry.id},
-                              {"deliveredTo", joined(entry.delivered_to)}});
-    notification_lines lines{line, ""};
-    if (alert_delay > threshold) {
-        lines.over_threshold = fields_log({{"level", "warning"},
-                                           {"systemAlert", "alertDelayOverThreshold"},
-                                           {"notifType", type},
-                                           {"alertDelay", fixed3(alert_delay)},
-                                           {"threshold", fixed3(threshold)},
-                                           {"account", account},
-                                           {"device", device},
-                                           {"dedupKey", entry.dedup_key}});
+    const std::string recipients = joined(recipients_of(notification));
+    const std::string delivered_to = joined(entry.delivered_to);
+    notification_log_fields fields;
+    fields.type = optional_text(notification, "notifType").value_or("");
+    fields.event_ts = number_or(notification, "eventTs", 0.0);
+    fields.publish_ts = number_or(notification, "publishTs", fields.event_ts);
+    fields.alert_delay =
+        number_or(notification, "alertDelay", fields.publish_ts - fields.event_ts) + now -
+        fields.publish_ts;
+    fields.delivery_delay = now - static_cast<double>(entry.commit_ms) / 1000.0;
+    fields.account = optional_text(notification, "account").value_or("");
+    fields.device = optional_text(notification, "device").value_or("");
+    fields.region = optional_text(notification, "region");
+    fields.level = optional_text(notification, "level");
+    fields.recipients = recipients;
+    fields.dedup_key = entry.dedup_key;
+    fields.entry = entry.id;
+    fields.delivered_to = delivered_to;
+    notification_lines lines{notification_log_line(fields, as_json), ""};
+    if (fields.alert_delay > threshold) {
+        lines.over_threshold = late_log_line(fields, threshold, as_json);
     }
     return lines;
 }

@@ -1,10 +1,13 @@
 // delivery_log.hpp — alertgw's log lines (key=value, as the actions print them, through
-// core/log_text: control characters escaped). stdout: one line per notification delivered,
-// retry and dead-letter lines; stderr: start, stop and Redis errors. Pure text builders.
+// core/log_text and core/notification_log: control characters escaped). stdout: one line per
+// notification delivered, retry and dead-letter lines; stderr: start, stop and Redis errors.
+// Pure text builders.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "gateway/ledger/delivery_ledger.hpp"
 
@@ -12,12 +15,14 @@ namespace alerts::gateway {
 
 /// The notification's line once every target is final and one has it (alertDelay carried on
 /// to `now`, seconds since the epoch), and a second systemAlert line when alertDelay is over
-/// `threshold` (empty otherwise).
+/// `threshold` (empty otherwise): core/notification_log's lines, the actions' fields with the
+/// delivery's; `as_json`: as JSON objects, as the actions print them with OW_LOG_FORMAT=json.
 struct notification_lines {
     std::string delivered;
     std::string over_threshold;
 };
-notification_lines notification_log(const held_entry& entry, double now, double threshold);
+notification_lines notification_log(const held_entry& entry, double now, double threshold,
+                                    bool as_json = false);
 
 /// A retry, failed-recipient or dead-letter line.
 std::string event_log(const ledger_event& event, const held_entry* entry,
@@ -25,7 +30,5 @@ std::string event_log(const ledger_event& event, const held_entry* entry,
 
 /// "key=value key=value" from pairs.
 std::string fields_log(std::initializer_list<std::pair<std::string_view, std::string_view>> kv);
-
-std::string fixed3(double value);
 
 }  // namespace alerts::gateway

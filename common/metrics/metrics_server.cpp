@@ -1,6 +1,7 @@
-#include "ops/metrics_server.hpp"
+#include "metrics/metrics_server.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 
@@ -8,7 +9,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <spdlog/spdlog.h>
 
 namespace actionloop {
 namespace {
@@ -25,6 +25,7 @@ struct shared_state {
     tcp::acceptor acceptor;
     asio::steady_timer retry;  // after an accept error (out of descriptors): no spinning
     metrics_renderer render;
+    metrics_warning warn;
 };
 
 // One scrape connection: read a request, answer it, again while the client keeps it alive.
@@ -91,7 +92,12 @@ void accept_next(const std::shared_ptr<shared_state>& state) {
             accept_next(state);
             return;
         }
-        spdlog::warn("metrics: cannot accept a connection: {}", ec.message());
+        const std::string line = "metrics: cannot accept a connection: " + ec.message();
+        if (state->warn) {
+            state->warn(line);
+        } else {
+            std::fprintf(stderr, "%s\n", line.c_str());
+        }
         state->retry.expires_after(std::chrono::milliseconds(10));
         state->retry.async_wait([state](beast::error_code) { accept_next(state); });
     });
@@ -99,10 +105,10 @@ void accept_next(const std::shared_ptr<shared_state>& state) {
 
 }  // namespace
 
-void start_metrics_server(asio::io_context& io, const std::string& host, int port,
-                          metrics_renderer render) {
-    auto state = std::make_shared<shared_state>(
-        shared_state{tcp::acceptor(io), asio::steady_timer(io), std::move(render)});
+int start_metrics_server(asio::io_context& io, const std::string& host, int port,
+                         metrics_renderer render, metrics_warning warn) {
+    auto state = std::make_shared<shared_state>(shared_state{
+        tcp::acceptor(io), asio::steady_timer(io), std::move(render), std::move(warn)});
     beast::error_code ec;
     const tcp::endpoint endpoint(asio::ip::make_address(host, ec),
                                  static_cast<unsigned short>(port));
@@ -114,7 +120,9 @@ void start_metrics_server(asio::io_context& io, const std::string& host, int por
         throw std::runtime_error("cannot serve metrics on " + host + ":" + std::to_string(port) +
                                  ": " + ec.message());
     }
+    const int bound = state->acceptor.local_endpoint().port();
     accept_next(state);
+    return bound;
 }
 
 }  // namespace actionloop
