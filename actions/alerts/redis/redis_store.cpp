@@ -15,6 +15,7 @@
 #include "core/string_interner.hpp"
 #include "redis/redis_records.hpp"
 #include "redis/redis_scripts.hpp"
+#include "redis/resp_write.hpp"
 
 namespace alerts {
 
@@ -32,54 +33,26 @@ void expect_array(const redisReply* r, std::size_t n, const char* what) {
     }
 }
 
-// The protocol's form (RESP) of commands, written straight into a buffer.
-void resp_count(std::string& out, char kind, std::size_t n) {
-    char buf[24];
-    buf[0] = kind;
-    const auto r = std::to_chars(buf + 1, buf + sizeof buf, n);
-    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
-    out.append("\r\n");
-}
-void resp_arg(std::string& out, std::string_view a) {
-    resp_count(out, '$', a.size());
-    out.append(a);
-    out.append("\r\n");
-}
-void resp_head(std::string& out, std::size_t args, std::string_view command) {
-    out.clear();
-    resp_count(out, '*', args);
-    resp_arg(out, command);
-}
-// "$<len>\r\n<prefix>d:<len(account)>:<account>:<device>\r\n", written in place (one resize).
-void resp_device_key(std::string& out, std::string_view prefix, std::string_view account,
-                     std::string_view device) {
-    char num[2][24];
-    const auto n_acc = std::to_chars(num[1], num[1] + 24, account.size());
-    const std::size_t acc_digits = static_cast<std::size_t>(n_acc.ptr - num[1]);
-    const std::size_t len = prefix.size() + 2 + acc_digits + 1 + account.size() + 1 + device.size();
-    const auto n_len = std::to_chars(num[0], num[0] + 24, len);
-    const std::size_t len_digits = static_cast<std::size_t>(n_len.ptr - num[0]);
-    const std::size_t at = out.size();
-    out.resize(at + 1 + len_digits + 2 + len + 2);
-    char* p = out.data() + at;
-    auto put = [&p](const char* s, std::size_t n) {
-        std::memcpy(p, s, n);
-        p += n;
-    };
-    *p++ = '$';
-    put(num[0], len_digits);
-    put("\r\n", 2);
-    put(prefix.data(), prefix.size());
-    put("d:", 2);
-    put(num[1], acc_digits);
-    *p++ = ':';
-    put(account.data(), account.size());
-    *p++ = ':';
-    put(device.data(), device.size());
-    put("\r\n", 2);
+// Restores one record into the core and keeps the device's index.
+using steady = std::chrono::steady_clock;
+
+long long ms_since(steady::time_point start) {
+    return static_cast<long long>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - start).count());
 }
 
-// Restores one record into the core and keeps the device's index.
+// Clears the client's deadline when the batch is done, however it ends.
+class deadline_guard {
+public:
+    explicit deadline_guard(redis_client& client) : client_(client) {}
+    ~deadline_guard() { client_.clear_deadline(); }
+    deadline_guard(const deadline_guard&) = delete;
+    deadline_guard& operator=(const deadline_guard&) = delete;
+
+private:
+    redis_client& client_;
+};
+
 class indexing_restorer : public record_sink {
 public:
     explicit indexing_restorer(alert_core& core) : core_(core) {}
@@ -101,27 +74,12 @@ redis_store::redis_store(redis_store_options options)
       due_key_(options_.prefix + "due"),
       devices_key_(options_.prefix + "devices"),
       log_key_(options_.prefix + "created"),
-      log_length_(std::to_string(options_.log_length)),
       outbox_key_(options_.prefix + "outbox") {}
 
 batch_result redis_store::process(alert_core& core, const std::vector<etag>& batch, double now) {
-    using clock = std::chrono::steady_clock;
     ++counters_.batches;
-    // Every round trip of this activation (connect, reads, commits, a retry) shares one
-    // ALERT_REDIS_TIMEOUT_MS; with sentinels, each attempt gets that much, and the attempts
-    // together until give_up_at.
-    struct deadline {
-        redis_client& client;
-        explicit deadline(redis_client& c) : client(c) {}
-        ~deadline() { client.clear_deadline(); }
-        deadline(const deadline&) = delete;
-        deadline& operator=(const deadline&) = delete;
-    } budget(client_);
-    const bool failover = !options_.url.sentinels.empty();
-    const clock::time_point start = clock::now();
-    const clock::time_point until = failover ? give_up_at(start) : start + options_.timeout;
-    int retries = 0;
-    wrote_ = false;
+    const deadline_guard budget(client_);
+    batch_.wrote = false;
     try {
         if (core.config() != known_config_) {
             reset_knowledge();
@@ -129,55 +87,67 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
             if (known_config_) build_links(*known_config_);
         }
         collect_keys(core, batch);
-        for (;;) {
-            client_.start_deadline(failover ? std::min(until, clock::now() + options_.timeout)
-                                            : until);
-            try {
-                batch_result result = attempt(core, batch, now);
-                check_memory();
-                if (retries > 0) {
-                    std::cerr << "alerts: redis: the batch went through on " << client_.label()
-                              << " after "
-                              << std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     clock::now() - start)
-                                     .count()
-                              << " ms and " << retries << " retries" << std::endl;
-                }
-                return result;
-            } catch (const redis_unavailable& e) {
-                // A failover under way: ask the sentinels again, retry the batch from its read.
-                const auto pause = std::chrono::milliseconds(100);
-                if (!failover || clock::now() + pause >= until) {
-                    if (retries == 0) throw;
-                    throw redis_unavailable(
-                        std::string(e.what()) + " (gave up after " +
-                        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           clock::now() - start)
-                                           .count()) +
-                        " ms of retries asking the sentinels " + sentinel_list(options_.url) + ")");
-                }
-                if (retries == 0) {
-                    std::cerr << "alerts: redis: " << log_safe(e.what())
-                              << ": asking the sentinels again and retrying the batch" << std::endl;
-                }
-                ++retries;
-                ++counters_.failover_retries;
-                drop_batch_state(core);
-                std::this_thread::sleep_for(pause);
-            }
-        }
+        return attempt_across_failovers(core, batch, now);
     } catch (const std::exception& e) {
         ++counters_.failures;
         drop_batch_state(core);
         // After a commit (WAIT unconfirmed, or the connection lost during WAIT), what it wrote
         // stands on the primary, unless a failover loses it: not "stored nothing".
-        std::cerr << (wrote_ ? "alerts: state store failed after a commit the replicas did not "
-                               "confirm, the activation answers an error: "
-                             : "alerts: state store failed, the activation answers an error and "
-                               "stored nothing: ")
+        std::cerr << (batch_.wrote
+                          ? "alerts: state store failed after a commit the replicas did not "
+                            "confirm, the activation answers an error: "
+                          : "alerts: state store failed, the activation answers an error and "
+                            "stored nothing: ")
                   << log_safe(e.what()) << std::endl;
         throw;
     }
+}
+
+// Every round trip of this activation (connect, reads, commits, a retry) shares one
+// ALERT_REDIS_TIMEOUT_MS; with sentinels, each attempt gets that much, and the attempts
+// together until give_up_at.
+batch_result redis_store::attempt_across_failovers(alert_core& core, const std::vector<etag>& batch,
+                                                   double now) {
+    const bool failover = !options_.url.sentinels.empty();
+    const steady::time_point start = steady::now();
+    const steady::time_point until = failover ? give_up_at(start) : start + options_.timeout;
+    for (int retries = 0;; ++retries) {
+        client_.start_deadline(failover ? std::min(until, steady::now() + options_.timeout)
+                                        : until);
+        try {
+            batch_result result = attempt(core, batch, now);
+            check_memory();
+            if (retries > 0) {
+                std::cerr << "alerts: redis: the batch went through on " << client_.label()
+                          << " after " << ms_since(start) << " ms and " << retries << " retries"
+                          << std::endl;
+            }
+            return result;
+        } catch (const redis_unavailable& e) {
+            before_failover_retry(core, e, start, until, retries);
+        }
+    }
+}
+
+// A failover under way (called while `e` is handled): ask the sentinels again, retry the batch
+// from its read after a pause — or, without sentinels or time left, rethrow it.
+void redis_store::before_failover_retry(alert_core& core, const redis_unavailable& e,
+                                        steady::time_point start, steady::time_point until,
+                                        int retries) {
+    const auto pause = std::chrono::milliseconds(100);
+    if (options_.url.sentinels.empty() || steady::now() + pause >= until) {
+        if (retries == 0) throw;
+        throw redis_unavailable(
+            std::string(e.what()) + " (gave up after " + std::to_string(ms_since(start)) +
+            " ms of retries asking the sentinels " + sentinel_list(options_.url) + ")");
+    }
+    if (retries == 0) {
+        std::cerr << "alerts: redis: " << log_safe(e.what())
+                  << ": asking the sentinels again and retrying the batch" << std::endl;
+    }
+    ++counters_.failover_retries;
+    drop_batch_state(core);
+    std::this_thread::sleep_for(pause);
 }
 
 // After a batch that went through: at most once per memory_check_every, INFO memory, and a
@@ -207,11 +177,11 @@ std::chrono::steady_clock::time_point redis_store::give_up_at(
 
 // After a failure: nothing of this batch is kept (the next attempt, or batch, reads again).
 void redis_store::drop_batch_state(alert_core& core) {
-    counters_.damaged += damaged_.count();
-    damaged_.flush(std::cerr);
-    damaged_texts_.clear();
+    counters_.damaged += batch_.damaged.count();
+    batch_.damaged.flush(std::cerr);
+    batch_.damaged_texts.clear();
     client_.disconnect();
-    held_.clear();
+    batch_.held.clear();
     reset_knowledge();       // what the log vouched for is not trusted after a failure
     remember_touched(core);  // whatever was restored is forgotten before the next attempt
 }
@@ -228,13 +198,13 @@ batch_result redis_store::attempt(alert_core& core, const std::vector<etag>& bat
         keep_damaged_texts(core);
         remember_touched(core);
         if (options_.before_commit) options_.before_commit();
-        wrote_ = false;
+        batch_.wrote = false;
         if (commit_changes(core, result)) {
-            held_.clear();
-            result.stats.damaged = damaged_.count();
-            counters_.damaged += damaged_.count();
-            damaged_.flush(std::cerr);
-            if (wrote_) wait_for_replicas();
+            batch_.held.clear();
+            result.stats.damaged = batch_.damaged.count();
+            counters_.damaged += batch_.damaged.count();
+            batch_.damaged.flush(std::cerr);
+            if (batch_.wrote) wait_for_replicas();
             return result;
         }
         ++counters_.conflicts;
@@ -268,50 +238,49 @@ void redis_store::wait_for_replicas() {
 
 std::size_t redis_store::find_or_add(std::string_view account, std::string_view device,
                                      std::uint64_t h) {
-    const std::size_t mask = table_.size() - 1;
+    const std::size_t mask = batch_.table.size() - 1;
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-        const std::uint32_t slot = table_[i];
+        const std::uint32_t slot = batch_.table[i];
         if (slot == 0) {
-            devices_.push_back({account, device, h, string_interner::npos});
-            table_[i] = static_cast<std::uint32_t>(devices_.size());
-            return devices_.size() - 1;
+            batch_.devices.push_back({account, device, h, string_interner::npos});
+            batch_.table[i] = static_cast<std::uint32_t>(batch_.devices.size());
+            return batch_.devices.size() - 1;
         }
-        const batch_device& d = devices_[slot - 1];
+        const batch_device& d = batch_.devices[slot - 1];
         if (d.hash == h && d.account == account && d.device == device) return slot - 1;
     }
 }
 
 void redis_store::collect_keys(const alert_core& core, const std::vector<etag>& batch) {
-    devices_.clear();
-    id_args_.clear();
-    id_count_ = 0;
-    id_hashes_.clear();
+    batch_.devices.clear();
+    batch_.id_args.clear();
+    batch_.id_count = 0;
+    batch_.id_hashes.clear();
     // Room for the batch and the due devices outside it (the table grows below if need be).
     std::size_t size = 64;
     while (size < 2 * batch.size() + 64) size *= 2;
-    table_.assign(size, 0);
-    batch_max_ts_ = -std::numeric_limits<double>::infinity();
+    batch_.table.assign(size, 0);
+    batch_.max_ts = -std::numeric_limits<double>::infinity();
     for (const etag& e : batch) {
-        if (e.ts > batch_max_ts_) batch_max_ts_ = e.ts;
+        if (e.ts > batch_.max_ts) batch_.max_ts = e.ts;
         const std::uint64_t h = alert_core::device_key_hash(e.account, e.device);
-        const std::size_t before = devices_.size();
+        const std::size_t before = batch_.devices.size();
         const std::size_t at = find_or_add(e.account, e.device, h);
-        if (devices_.size() > before) devices_[at].index = core.find_device(e.account, e.device, h);
+        if (batch_.devices.size() > before)
+            batch_.devices[at].index = core.find_device(e.account, e.device, h);
         // Heartbeats (most of the stream) are not looked up in the shared window: one that
         // changed its device set the device's stale horizon and last id, which catch its
         // re-delivery (stale, or same time and id); one that changed nothing changes nothing.
         if (e.id.empty() || e.type == etag_type::heartbeat) continue;
         const std::uint64_t id = alert_core::id_hash(h, e.id);
-        id_hashes_.push_back(id);
-        resp_count(id_args_, '$', options_.prefix.size() + 18);
-        append_redis_id_key(id_args_, options_.prefix, id);
-        id_args_.append("\r\n");
-        ++id_count_;
+        batch_.id_hashes.push_back(id);
+        resp_id_key(batch_.id_args, options_.prefix, id);
+        ++batch_.id_count;
     }
     // The bridges and cameras of the batch's devices are read with them (and, like them,
     // skipped when known to have no record).
-    if (!links_.empty()) add_linked(core, 0, devices_.size(), false);
-    batch_devices_ = devices_.size();
+    if (!links_.empty()) add_linked(core, 0, batch_.devices.size(), false);
+    batch_.batch_devices = batch_.devices.size();
 }
 
 void redis_store::reset_knowledge() {
@@ -401,12 +370,12 @@ bool redis_store::follow_log(const alert_core& core, const redisReply* entries,
 
 void redis_store::mark_unread_absent(const alert_core& core) {
     // Devices read without a record that the core had not seen: known now, after process().
-    if (!mark_absent_) return;
-    for (std::uint32_t i : nil_unknown_) {
-        const batch_device& d = devices_[i];
+    if (!batch_.mark_absent) return;
+    for (std::uint32_t i : batch_.nil_unknown) {
+        const batch_device& d = batch_.devices[i];
         mark(core.find_device(d.account, d.device, d.hash), ABSENT);
     }
-    nil_unknown_.clear();
+    batch_.nil_unknown.clear();
 }
 
 void redis_store::read_reconnecting(alert_core& core, double now) {
@@ -420,7 +389,7 @@ void redis_store::read_reconnecting(alert_core& core, double now) {
         // A connection kept from an earlier activation may have died with a Redis restart (or
         // an idle time-out): reads change nothing, so read once more on a fresh connection.
         client_.disconnect();
-        held_.clear();
+        batch_.held.clear();
         reset_knowledge();
         remember_touched(core);
         core.forget(touched_);
@@ -433,58 +402,58 @@ void redis_store::read_reconnecting(alert_core& core, double now) {
 // devices' records, its ids, the log, the due set); the second, only when needed, the records
 // the first could not: skipped devices the log named, and due devices outside the batch.
 void redis_store::read(alert_core& core, double now) {
-    read_.clear();
-    held_.clear();
-    damaged_.clear();
-    damaged_texts_.clear();
-    nil_unknown_.clear();
+    batch_.read.clear();
+    batch_.held.clear();
+    batch_.damaged.clear();
+    batch_.damaged_texts.clear();
+    batch_.nil_unknown.clear();
     forget_due_devices();
     list_batch_reads();
     const bool load_script = send_first_read(now);
     const first_read first = take_first_read(core, load_script);
     list_second_reads(core, first.knowledge_held, first.due);
-    if (!second_.empty()) read_second(core);
+    if (!batch_.second.empty()) read_second(core);
 }
 
 // Due devices of an earlier attempt: looked up again (a rare case: rebuild the table over the
 // batch's devices).
 void redis_store::forget_due_devices() {
-    if (devices_.size() > batch_devices_) {
-        devices_.resize(batch_devices_);
-        std::fill(table_.begin(), table_.end(), 0);
+    if (batch_.devices.size() > batch_.batch_devices) {
+        batch_.devices.resize(batch_.batch_devices);
+        std::fill(batch_.table.begin(), batch_.table.end(), 0);
         reindex_devices();
     }
-    extra_keys_.clear();
+    batch_.extra_keys.clear();
 }
 
-// Re-inserts every device of devices_ into table_ (cleared, or grown, by the caller).
+// Re-inserts every device of batch_.devices into batch_.table (cleared, or grown, by the caller).
 void redis_store::reindex_devices() {
-    const std::vector<batch_device> all = std::move(devices_);
-    devices_.clear();
+    const std::vector<batch_device> all = std::move(batch_.devices);
+    batch_.devices.clear();
     for (const batch_device& d : all) {
-        devices_[find_or_add(d.account, d.device, d.hash)].index = d.index;
+        batch_.devices[find_or_add(d.account, d.device, d.hash)].index = d.index;
     }
 }
 
-// The batch's devices to read: all but those known to have no record (skipped_).
+// The batch's devices to read: all but those known to have no record (batch_.skipped).
 void redis_store::list_batch_reads() {
-    read_list_.clear();
-    skipped_.clear();
-    device_args_.clear();
-    for (std::uint32_t i = 0; i < batch_devices_; ++i) {
-        const batch_device& d = devices_[i];
+    batch_.read_list.clear();
+    batch_.skipped.clear();
+    batch_.device_args.clear();
+    for (std::uint32_t i = 0; i < batch_.batch_devices; ++i) {
+        const batch_device& d = batch_.devices[i];
         if (log_valid_ && d.index < known_.size() && known_[d.index] == ABSENT) {
-            skipped_.push_back(i);
+            batch_.skipped.push_back(i);
             continue;
         }
-        read_list_.push_back(i);
-        resp_device_key(device_args_, options_.prefix, d.account, d.device);
+        batch_.read_list.push_back(i);
+        resp_device_key(batch_.device_args, options_.prefix, d.account, d.device);
     }
 }
 
 // The first round trip, pipelined: SCRIPT LOAD (first read of a connection), the device
 // counter (T0), the creations log (T1), the batch's records, its ids, the due set and its
-// size. The replies are kept in held_. Returns whether the script was loaded.
+// size. The replies are kept in batch_.held. Returns whether the script was loaded.
 bool redis_store::send_first_read(double now) {
     client_.ensure_connected();
     std::size_t queued = 0;
@@ -502,23 +471,23 @@ bool redis_store::send_first_read(double now) {
         client_.append({"XREVRANGE", log_key_, "+", "-", "COUNT", "1"});
     }
     queued += 2;
-    if (!read_list_.empty()) {
-        resp_head(head_, read_list_.size() + 1, "MGET");
-        client_.append_resp({head_, device_args_});
+    if (!batch_.read_list.empty()) {
+        resp_head(batch_.head, batch_.read_list.size() + 1, "MGET");
+        client_.append_resp({batch_.head, batch_.device_args});
         ++queued;
     }
-    if (id_count_ > 0) {
-        resp_head(head_, id_count_ + 1, "MGET");
-        client_.append_resp({head_, id_args_});
+    if (batch_.id_count > 0) {
+        resp_head(batch_.head, batch_.id_count + 1, "MGET");
+        client_.append_resp({batch_.head, batch_.id_args});
         ++queued;
     }
     // With bridges, up to the batch's latest ts: an event after `now` may mature a camera's
     // hold, and with it its bridge's (whose cameras the second trip then reads).
     std::string max;
-    append_redis_number(max, links_.empty() ? now : std::max(now, batch_max_ts_));
+    append_redis_number(max, links_.empty() ? now : std::max(now, batch_.max_ts));
     client_.append({"ZRANGEBYSCORE", due_key_, "-inf", max});
     client_.append({"ZCARD", due_key_});
-    held_ = client_.replies(queued + 2);
+    batch_.held = client_.replies(queued + 2);
     return load_script;
 }
 
@@ -526,38 +495,38 @@ bool redis_store::send_first_read(double now) {
 redis_store::first_read redis_store::take_first_read(alert_core& core, bool load_script) {
     std::size_t next = 0;
     if (load_script) {
-        const redisReply* sha = held_[next++].get();
+        const redisReply* sha = batch_.held[next++].get();
         if (sha->type != REDIS_REPLY_STRING)
             throw redis_error("redis: unexpected reply to SCRIPT LOAD");
         script_sha_.assign(sha->str, sha->len);
         script_connection_ = client_.connection_count();
     }
-    read_devices_ = integer_of(held_[next++].get());
+    batch_.read_devices = integer_of(batch_.held[next++].get());
     first_read first;
-    first.knowledge_held = follow_log(core, held_[next++].get(), read_devices_);
-    mark_absent_ = log_valid_;
-    counters_.skipped += skipped_.size();
-    if (!read_list_.empty()) {
-        const redisReply* values = held_[next++].get();
-        expect_array(values, read_list_.size(), "MGET");
-        restore_records(core, values, read_list_);
+    first.knowledge_held = follow_log(core, batch_.held[next++].get(), batch_.read_devices);
+    batch_.mark_absent = log_valid_;
+    counters_.skipped += batch_.skipped.size();
+    if (!batch_.read_list.empty()) {
+        const redisReply* values = batch_.held[next++].get();
+        expect_array(values, batch_.read_list.size(), "MGET");
+        restore_records(core, values, batch_.read_list);
     }
-    if (id_count_ > 0) {
-        const redisReply* flags = held_[next++].get();
-        expect_array(flags, id_count_, "MGET");
-        for (std::size_t i = 0; i < id_count_; ++i) {
+    if (batch_.id_count > 0) {
+        const redisReply* flags = batch_.held[next++].get();
+        expect_array(flags, batch_.id_count, "MGET");
+        for (std::size_t i = 0; i < batch_.id_count; ++i) {
             const redisReply* flag = flags->element[i];
-            if (flag && flag->type == REDIS_REPLY_STRING) core.restore_id(id_hashes_[i]);
+            if (flag && flag->type == REDIS_REPLY_STRING) core.restore_id(batch_.id_hashes[i]);
         }
     }
-    first.due = held_[next++].get();
+    first.due = batch_.held[next++].get();
     if (first.due->type != REDIS_REPLY_ARRAY)
         throw redis_error("redis: unexpected reply to ZRANGE");
-    read_pending_ = integer_of(held_[next++].get());
+    batch_.read_pending = integer_of(batch_.held[next++].get());
     return first;
 }
 
-// The records an MGET read, for the devices at `positions` in devices_ (in its order): each
+// The records an MGET read, for the devices at `positions` in batch_.devices (in its order): each
 // restored into the core; a nil one, when this attempt's nil replies prove absence, marks a
 // device of the batch known to have no record (or, not in the core yet, marked after process()).
 void redis_store::restore_records(alert_core& core, const redisReply* values,
@@ -567,116 +536,119 @@ void redis_store::restore_records(alert_core& core, const redisReply* values,
         const redisReply* value = values->element[j];
         if (value && value->type == REDIS_REPLY_STRING) {
             restore(core, i, value);
-        } else if (mark_absent_ && i < batch_devices_) {
-            if (devices_[i].index != string_interner::npos) {
-                mark(devices_[i].index, ABSENT);
+        } else if (batch_.mark_absent && i < batch_.batch_devices) {
+            if (batch_.devices[i].index != string_interner::npos) {
+                mark(batch_.devices[i].index, ABSENT);
             } else {
-                nil_unknown_.push_back(i);
+                batch_.nil_unknown.push_back(i);
             }
         }
     }
 }
 
-// What the second round trip reads (second_): skipped devices the log named (or all of them,
+// What the second round trip reads (batch_.second): skipped devices the log named (or all of them,
 // when it could not vouch), and due holds of devices outside the batch.
 void redis_store::list_second_reads(const alert_core& core, bool knowledge_held,
                                     const redisReply* due) {
-    second_.clear();
-    for (std::uint32_t i : skipped_) {
-        const std::uint32_t index = devices_[i].index;
-        if (!knowledge_held || known_[index] != ABSENT) second_.push_back(i);
+    batch_.second.clear();
+    for (std::uint32_t i : batch_.skipped) {
+        const std::uint32_t index = batch_.devices[i].index;
+        if (!knowledge_held || known_[index] != ABSENT) batch_.second.push_back(i);
     }
-    counters_.skipped -= second_.size();
-    extra_keys_.reserve(due->elements);  // devices_ views into these strings: no reallocation
-    due_positions_.clear();
+    counters_.skipped -= batch_.second.size();
+    batch_.extra_keys.reserve(
+        due->elements);  // batch_.devices views into these strings: no reallocation
+    batch_.due_positions.clear();
     for (std::size_t i = 0; i < due->elements; ++i) {
         const redisReply* member = due->element[i];
         if (!member || member->type != REDIS_REPLY_STRING)
             throw redis_error("redis: unexpected reply to ZRANGE");
         add_due_device(std::string_view(member->str, member->len));
     }
-    // A due device's bridge and cameras, also when it is in devices_ already (a bridge read
+    // A due device's bridge and cameras, also when it is in batch_.devices already (a bridge read
     // only as a camera's has its cameras read now that it is due).
-    for (std::uint32_t at : due_positions_) add_linked(core, at, at + 1, true);
+    for (std::uint32_t at : batch_.due_positions) add_linked(core, at, at + 1, true);
 }
 
-// A device the due set names: added to devices_ and second_ unless it is in the batch (read
-// already, or known without a record as of T0, as a device read without one by the MGET is as
+// A device the due set names: added to batch_.devices and batch_.second unless it is in the batch
+// (read already, or known without a record as of T0, as a device read without one by the MGET is as
 // of that read: a hold due since is matured later).
 void redis_store::add_due_device(std::string_view key) {
     std::string_view account;
     std::string_view device;
     if (!parse_redis_device_key(options_.prefix, key, account, device)) {
-        damaged_.add(key, "a member of " + due_key_ +
-                              " that is no device key (left there: remove it "
-                              "with ZREM)");
+        batch_.damaged.add(key, "a member of " + due_key_ +
+                                    " that is no device key (left there: remove it "
+                                    "with ZREM)");
         return;
     }
     const std::uint64_t h = alert_core::device_key_hash(account, device);
     grow_table();
-    const std::size_t before = devices_.size();
+    const std::size_t before = batch_.devices.size();
     const std::size_t at = find_or_add(account, device, h);
-    if (!links_.empty()) due_positions_.push_back(static_cast<std::uint32_t>(at));
-    if (devices_.size() == before) return;
-    extra_keys_.emplace_back(key);
-    parse_redis_device_key(options_.prefix, extra_keys_.back(), devices_[at].account,
-                           devices_[at].device);
-    second_.push_back(static_cast<std::uint32_t>(at));
+    if (!links_.empty()) batch_.due_positions.push_back(static_cast<std::uint32_t>(at));
+    if (batch_.devices.size() == before) return;
+    batch_.extra_keys.emplace_back(key);
+    parse_redis_device_key(options_.prefix, batch_.extra_keys.back(), batch_.devices[at].account,
+                           batch_.devices[at].device);
+    batch_.second.push_back(static_cast<std::uint32_t>(at));
 }
 
-// The second round trip: the records of second_ (one MGET), kept in held_.
+// The second round trip: the records of batch_.second (one MGET), kept in batch_.held.
 void redis_store::read_second(alert_core& core) {
     std::vector<std::string_view> args{"MGET"};
     std::vector<std::string> keys;
-    keys.reserve(second_.size());
-    for (std::uint32_t i : second_) {
-        keys.push_back(redis_device_key(options_.prefix, devices_[i].account, devices_[i].device));
+    keys.reserve(batch_.second.size());
+    for (std::uint32_t i : batch_.second) {
+        keys.push_back(
+            redis_device_key(options_.prefix, batch_.devices[i].account, batch_.devices[i].device));
     }
     args.insert(args.end(), keys.begin(), keys.end());
     client_.append(args);
     std::vector<redis_reply> values = client_.replies(1);
-    expect_array(values[0].get(), second_.size(), "MGET");
-    restore_records(core, values[0].get(), second_);
-    held_.push_back(std::move(values[0]));
+    expect_array(values[0].get(), batch_.second.size(), "MGET");
+    restore_records(core, values[0].get(), batch_.second);
+    batch_.held.push_back(std::move(values[0]));
 }
 
 // A text that is no record (damaged_keys.hpp) is skipped: the device is decided as never seen,
 // and its first change replaces the text (compared as read, like any record).
 void redis_store::restore(alert_core& core, std::uint32_t position, const redisReply* value) {
     if (!value || value->type != REDIS_REPLY_STRING) return;  // never changed: a blank device
-    const batch_device& d = devices_[position];
+    const batch_device& d = batch_.devices[position];
     const std::string_view text(value->str, value->len);
     indexing_restorer restorer(core);
     if (!decode_redis_value(text, d.account, d.device, restorer)) {
-        damaged_.add(redis_device_key(options_.prefix, d.account, d.device),
-                     "holds no device record (decided as a device never seen; its next change "
-                     "replaces it)");
-        damaged_texts_.emplace(position, text);
+        batch_.damaged.add(
+            redis_device_key(options_.prefix, d.account, d.device),
+            "holds no device record (decided as a device never seen; its next change "
+            "replaces it)");
+        batch_.damaged_texts.emplace(position, text);
         return;
     }
     if (restorer.device == string_interner::npos) return;  // its account left the config
     touched_.push_back(restorer.device);
     mark(restorer.device, PRESENT);
-    read_.emplace(restorer.device, text);
+    batch_.read.emplace(restorer.device, text);
 }
 
 // After process(): a device whose text is no record and that the core now knows (the batch
 // named it) is compared against that text by the commit, which replaces it.
 void redis_store::keep_damaged_texts(alert_core& core) {
-    for (const auto& [position, text] : damaged_texts_) {
-        const batch_device& d = devices_[position];
+    for (const auto& [position, text] : batch_.damaged_texts) {
+        const batch_device& d = batch_.devices[position];
         const std::uint32_t index = core.find_device(d.account, d.device, d.hash);
         if (index == string_interner::npos) continue;
-        read_.emplace(index, text);
+        batch_.read.emplace(index, text);
         mark(index, PRESENT);
     }
 }
 
-// The text of the device at `at` in devices_ when it was no record ("": it was none, or one):
+// The text of the device at `at` in batch_.devices when it was no record ("": it was none, or one):
 // a checked device the core does not know is compared as that text.
 std::string_view redis_store::damaged_text_at(std::uint32_t at) const {
-    const auto it = damaged_texts_.find(at);
-    return it == damaged_texts_.end() ? std::string_view() : it->second;
+    const auto it = batch_.damaged_texts.find(at);
+    return it == batch_.damaged_texts.end() ? std::string_view() : it->second;
 }
 
 // The commit's key at `index` (1-based, as the script counts): a written device, then a checked
@@ -689,8 +661,8 @@ std::string redis_store::key_at(const alert_core& core, std::size_t index,
                                 core.device_id(d));
     }
     const std::size_t check = index - devices.size() - 1;
-    if (index == 0 || check >= checks_.size()) return std::string();
-    const batch_device& d = devices_[checks_[check]];
+    if (index == 0 || check >= batch_.checks.size()) return std::string();
+    const batch_device& d = batch_.devices[batch_.checks[check]];
     return redis_device_key(options_.prefix, d.account, d.device);
 }
 
@@ -703,8 +675,8 @@ void redis_store::forget_conflicting(const alert_core& core, const redisReply* i
         const std::uint64_t at = integer_of(indices->element[i]);
         if (at >= 1 && at <= devices.size()) {
             mark(devices[at - 1], UNKNOWN);
-        } else if (at > devices.size() && at - devices.size() - 1 < checks_.size()) {
-            const batch_device& d = devices_[checks_[at - devices.size() - 1]];
+        } else if (at > devices.size() && at - devices.size() - 1 < batch_.checks.size()) {
+            const batch_device& d = batch_.devices[batch_.checks[at - devices.size() - 1]];
             mark(core.find_device(d.account, d.device, d.hash), UNKNOWN);
         }
     }
@@ -715,8 +687,8 @@ void redis_store::note_replaced(const alert_core& core, const redisReply* indice
                                 const std::vector<std::uint32_t>& devices) {
     if (!indices || indices->type != REDIS_REPLY_ARRAY) return;
     for (std::size_t i = 0; i < indices->elements; ++i) {
-        damaged_.add(key_at(core, integer_of(indices->element[i]), devices),
-                     "was no string (another type): replaced by the device's record");
+        batch_.damaged.add(key_at(core, integer_of(indices->element[i]), devices),
+                           "was no string (another type): replaced by the device's record");
     }
 }
 
@@ -728,115 +700,135 @@ void redis_store::remember_touched(const alert_core& core) {
     touched_.insert(touched_.end(), changes.devices.begin(), changes.devices.end());
 }
 
+// The commit (redis_scripts.hpp): what the batch changed, written compare-and-set in one
+// script. False when a record changed since it was read (nothing written).
 bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
+    list_commit_devices(core, result);
+    const std::vector<std::uint32_t>& devices = batch_.commit_devices;
+    if (devices.empty() && core.changes().ids.empty()) {
+        result.stats.pending = batch_.read_pending;
+        result.stats.devices = batch_.read_devices;
+        return true;
+    }
+    batch_.checks.clear();
+    if (!links_.empty()) list_checks(core, devices);
+    gather_commit(core, result);
+    batch_.command.clear();
+    const std::size_t args =
+        append_commit_args(batch_.command, commit_settings_of_store(), batch_.contents);
+    const redis_reply reply = run_commit(2 + args);  // EVALSHA and the script's SHA first
+    return take_commit_reply(core, reply.get(), devices, batch_.contents.notes.size(), result);
+}
+
+// The devices the commit writes (core indices, sorted): those the core changed, those whose
+// cooldowns it changed, and every device that raised an alert (its last event), even without
+// a cooldown: the compare-and-set on its record is what keeps two containers from both
+// sending it.
+void redis_store::list_commit_devices(const alert_core& core, const batch_result& result) {
     const change_set& changes = core.changes();
-    std::vector<std::uint32_t>& devices = commit_devices_;
+    std::vector<std::uint32_t>& devices = batch_.commit_devices;
     devices.assign(changes.devices.begin(), changes.devices.end());
     for (std::uint64_t key : changes.cooldowns) devices.push_back(core.cooldown_device(key));
-    // A device that raised an alert is written too (its last event), even without a cooldown:
-    // the compare-and-set on its record is what keeps two containers from both sending it.
     for (const notification& n : result.notifications) devices.push_back(n.device);
     std::sort(devices.begin(), devices.end());
     devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
-    if (devices.empty() && changes.ids.empty()) {
-        result.stats.pending = read_pending_;
-        result.stats.devices = read_devices_;
-        return true;
-    }
-    checks_.clear();
-    if (!links_.empty()) list_checks(core, devices);
-    // KEYS: the due set, the counter, the creations log, the outbox, the device keys, the
-    // checked keys, the id keys; ARGV: n, the TTL, the log's length, m, the outbox's cap and
-    // trim length, c, then per device the record as read, the new one and the due time, per
-    // checked device the record as read and the due time, then per notification its key and
-    // JSON (redis_scripts.hpp).
-    const std::size_t n = devices.size();
-    const std::size_t c = checks_.size();
-    const std::size_t m = options_.outbox ? result.notifications.size() : 0;
-    const std::size_t numkeys = 4 + n + c + changes.ids.size();
-    command_.clear();
-    resp_arg(command_, std::to_string(numkeys));
-    append_commit_keys(core, devices, changes.ids);
-    resp_arg(command_, std::to_string(n));
-    resp_arg(command_, std::to_string(options_.id_ttl));
-    resp_arg(command_, log_length_);
-    resp_arg(command_, std::to_string(m));
-    resp_arg(command_, std::to_string(options_.outbox_maxlen));
-    resp_arg(command_, std::to_string(options_.outbox_trim_above));
-    resp_arg(command_, std::to_string(c));
-    append_record_args(core, devices);
-    if (m > 0) append_outbox_args(core, result);
-    const redis_reply reply = run_commit(2 + 1 + numkeys + 7 + 3 * n + 2 * c + 2 * m);
-    return take_commit_reply(core, reply.get(), devices, m, result);
 }
 
-// The commit's KEYS after the four shared ones: the written devices', the checked ones', the
-// ids'.
-void redis_store::append_commit_keys(const alert_core& core,
-                                     const std::vector<std::uint32_t>& devices,
-                                     const std::vector<std::uint64_t>& ids) {
-    resp_arg(command_, due_key_);
-    resp_arg(command_, devices_key_);
-    resp_arg(command_, log_key_);
-    resp_arg(command_, outbox_key_);
-    for (std::uint32_t d : devices) {
-        resp_device_key(command_, options_.prefix, core.account_id(core.slot(d).account),
-                        core.device_id(d));
-    }
-    for (std::uint32_t at : checks_) {
-        resp_device_key(command_, options_.prefix, devices_[at].account, devices_[at].device);
-    }
-    for (std::uint64_t id : ids) {
-        resp_count(command_, '$', options_.prefix.size() + 18);
-        append_redis_id_key(command_, options_.prefix, id);
-        command_.append("\r\n");
-    }
+// The keys and bounds every commit shares (commit_args.hpp).
+commit_settings redis_store::commit_settings_of_store() const {
+    commit_settings s;
+    s.prefix = options_.prefix;
+    s.due_key = due_key_;
+    s.devices_key = devices_key_;
+    s.log_key = log_key_;
+    s.outbox_key = outbox_key_;
+    s.id_ttl = options_.id_ttl;
+    s.log_length = options_.log_length;
+    s.outbox_maxlen = options_.outbox_maxlen;
+    s.outbox_trim_above = options_.outbox_trim_above;
+    return s;
 }
 
-// Per written device: its record as read, the new one and its due time; per checked device:
-// its record as read and its due time.
-void redis_store::append_record_args(const alert_core& core,
-                                     const std::vector<std::uint32_t>& devices) {
+// The commit's contents: per written device its record as read, its new record and due time;
+// per checked device its record as read and due time; the ids; the outbox's notifications.
+void redis_store::gather_commit(const alert_core& core, const batch_result& result) {
+    commit_contents& c = batch_.contents;
+    c.clear();
+    encode_records(core);
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < batch_.commit_devices.size(); ++i) {
+        const std::uint32_t d = batch_.commit_devices[i];
+        const std::size_t end = batch_.record_ends[i];
+        c.writes.push_back({core.account_id(core.slot(d).account), core.device_id(d),
+                            record_as_read(d),
+                            std::string_view(batch_.records).substr(start, end - start),
+                            core.next_due(d)});  // a hold, a flapping's end, a reminder
+        start = end;
+    }
+    for (std::uint32_t at : batch_.checks) {
+        const batch_device& d = batch_.devices[at];
+        const std::uint32_t index = core.find_device(d.account, d.device, d.hash);
+        const bool known = index != string_interner::npos;
+        c.checks.push_back(
+            {d.account, d.device,
+             known && batch_.read.count(index) ? record_as_read(index) : damaged_text_at(at),
+             known ? core.next_due(index) : std::numeric_limits<double>::infinity()});
+    }
+    const std::vector<std::uint64_t>& ids = core.changes().ids;
+    c.ids.assign(ids.begin(), ids.end());
+    if (options_.outbox) gather_notes(core, result);
+}
+
+// The new records of the written devices, one after the other in batch_.records.
+void redis_store::encode_records(const alert_core& core) {
     redis_value_encoder encoder;
-    for (std::uint32_t d : devices) {
-        auto it = read_.find(d);
-        resp_arg(command_, it == read_.end() ? std::string_view() : it->second);
+    batch_.records.clear();
+    batch_.record_ends.clear();
+    for (std::uint32_t d : batch_.commit_devices) {
         core.export_device(d, encoder);
         core.export_cooldowns_of(d, encoder);
-        record_ = encoder.finish();
-        resp_arg(command_, record_);
-        record_.clear();
-        const double due = core.next_due(d);  // a hold, a flapping's end, a reminder
-        if (due < std::numeric_limits<double>::infinity()) append_redis_number(record_, due);
-        resp_arg(command_, record_);
-    }
-    for (std::uint32_t at : checks_) {
-        const batch_device& d = devices_[at];
-        const std::uint32_t index = core.find_device(d.account, d.device, d.hash);
-        auto it = index == string_interner::npos ? read_.end() : read_.find(index);
-        resp_arg(command_, it == read_.end() ? damaged_text_at(at) : it->second);
-        record_.clear();
-        const double due = index == string_interner::npos ? std::numeric_limits<double>::infinity()
-                                                          : core.next_due(index);
-        if (due < std::numeric_limits<double>::infinity()) append_redis_number(record_, due);
-        resp_arg(command_, record_);
+        batch_.records += encoder.finish();
+        batch_.record_ends.push_back(batch_.records.size());
     }
 }
 
-// EVALSHA of the script loaded on this connection, with command_ as its arguments (`args` in
+// A device's record as read ("": it had none).
+std::string_view redis_store::record_as_read(std::uint32_t index) const {
+    const auto it = batch_.read.find(index);
+    return it == batch_.read.end() ? std::string_view() : it->second;
+}
+
+// Per notification: its dedupKey and the JSON the answer carries for it, as compact text (the
+// answer is dumped the same way: the entry's `n` is byte for byte the answer's object).
+void redis_store::gather_notes(const alert_core& core, const batch_result& result) {
+    std::vector<std::string>& texts = batch_.notes;
+    texts.resize(2 * result.notifications.size());
+    for (std::size_t i = 0; i < result.notifications.size(); ++i) {
+        const notification& n = result.notifications[i];
+        texts[2 * i].clear();
+        append_notif_key(texts[2 * i], n.key);
+        texts[2 * i + 1] = notification_json(core, n).dump(
+            -1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    for (std::size_t i = 0; i < result.notifications.size(); ++i) {
+        batch_.contents.notes.push_back({texts[2 * i], texts[2 * i + 1]});
+    }
+}
+
+// EVALSHA of the script loaded on this connection, with batch_.command as its arguments (`args` in
 // all); should Redis have lost it (SCRIPT FLUSH), EVAL in the same attempt (which loads it
 // again). An error reply throws.
 redis_reply redis_store::run_commit(std::size_t args) {
-    resp_head(head_, args, "EVALSHA");
-    resp_arg(head_, script_sha_);
-    client_.append_resp({head_, command_});
+    resp_head(batch_.head, args, "EVALSHA");
+    resp_arg(batch_.head, script_sha_);
+    client_.append_resp({batch_.head, batch_.command});
     client_.count_round_trip();
     redis_reply reply = client_.reply_or_error();
     if (reply->type == REDIS_REPLY_ERROR &&
         std::string_view(reply->str, reply->len).substr(0, 8) == "NOSCRIPT") {
-        resp_head(head_, args, "EVAL");
-        resp_arg(head_, REDIS_COMMIT_SCRIPT);
-        client_.append_resp({head_, command_});
+        resp_head(batch_.head, args, "EVAL");
+        resp_arg(batch_.head, REDIS_COMMIT_SCRIPT);
+        client_.append_resp({batch_.head, batch_.command});
         reply = std::move(client_.replies(1)[0]);
     }
     if (reply->type == REDIS_REPLY_ERROR) client_.error_reply(std::string(reply->str, reply->len));
@@ -857,29 +849,13 @@ bool redis_store::take_commit_reply(const alert_core& core, const redisReply* r,
     }
     if (r->elements > 4) note_replaced(core, r->element[4], devices);
     ++counters_.commits;
-    wrote_ = true;
+    batch_.wrote = true;
     counters_.outbox_entries += m;
     if (r->elements > 3 && integer_of(r->element[3]) > 0) warn_dropped(integer_of(r->element[3]));
     for (std::uint32_t d : devices) mark(d, PRESENT);
     result.stats.pending = integer_of(r->element[1]);
     result.stats.devices = r->elements > 2 ? integer_of(r->element[2]) : 0;
     return true;
-}
-
-}  // namespace alerts
-
-namespace alerts {
-
-// Per notification: its dedupKey and the JSON the answer carries for it, as compact text (the
-// answer is dumped the same way: the entry's `n` is byte for byte the answer's object).
-void redis_store::append_outbox_args(const alert_core& core, const batch_result& result) {
-    for (const notification& n : result.notifications) {
-        record_.clear();
-        append_notif_key(record_, n.key);
-        resp_arg(command_, record_);
-        resp_arg(command_, notification_json(core, n).dump(
-                               -1, ' ', false, nlohmann::json::error_handler_t::replace));
-    }
 }
 
 // Entries dropped over the cap were never acknowledged by every gateway (or no gateway reads
@@ -901,10 +877,6 @@ void redis_store::warn_dropped(std::uint64_t dropped) {
               << std::endl;
     unwarned_drops_ = 0;
 }
-
-}  // namespace alerts
-
-namespace alerts {
 
 // Bridges. A camera's decisions read its bridge's record (its Offline waits for the bridge's,
 // or comes holds.offline after the bridge's return), and a bridge's read its cameras' (its
@@ -951,45 +923,46 @@ const redis_store::link_entry* redis_store::links_of(std::string_view account,
     return nullptr;
 }
 
-// Adds to devices_ the bridge and cameras of the devices at [from, to) not in it yet (and, for
-// the second read, to second_).
+// Adds to batch_.devices the bridge and cameras of the devices at [from, to) not in it yet (and,
+// for the second read, to batch_.second).
 void redis_store::add_linked(const alert_core& core, std::size_t from, std::size_t to,
                              bool second) {
     for (std::size_t i = from; i < to; ++i) {
-        const link_entry* e = links_of(devices_[i].account, devices_[i].device, devices_[i].hash);
+        const link_entry* e =
+            links_of(batch_.devices[i].account, batch_.devices[i].device, batch_.devices[i].hash);
         if (!e) continue;
         for (std::uint32_t k = e->first; k < e->first + e->count; ++k) {
             const linked_device& t = link_targets_[k];
             grow_table();
-            const std::size_t before = devices_.size();
+            const std::size_t before = batch_.devices.size();
             const std::size_t at = find_or_add(t.account, t.device, t.hash);
-            if (devices_.size() == before) continue;
-            devices_[at].index = core.find_device(t.account, t.device, t.hash);
-            if (second) second_.push_back(static_cast<std::uint32_t>(at));
+            if (batch_.devices.size() == before) continue;
+            batch_.devices[at].index = core.find_device(t.account, t.device, t.hash);
+            if (second) batch_.second.push_back(static_cast<std::uint32_t>(at));
         }
     }
 }
 
-// Keeps table_ at most half full: rebuilds it twice as large over every device so far.
+// Keeps batch_.table at most half full: rebuilds it twice as large over every device so far.
 void redis_store::grow_table() {
-    if (devices_.size() * 2 + 2 <= table_.size()) return;
-    table_.assign(table_.size() * 2, 0);
+    if (batch_.devices.size() * 2 + 2 <= batch_.table.size()) return;
+    batch_.table.assign(batch_.table.size() * 2, 0);
     reindex_devices();
 }
 
-// The position of a device in devices_, or npos when this batch did not read it.
+// The position of a device in batch_.devices, or npos when this batch did not read it.
 std::size_t redis_store::find_position(std::string_view account, std::string_view device,
                                        std::uint64_t h) const {
-    const std::size_t mask = table_.size() - 1;
+    const std::size_t mask = batch_.table.size() - 1;
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-        const std::uint32_t slot = table_[i];
+        const std::uint32_t slot = batch_.table[i];
         if (slot == 0) return std::string::npos;
-        const batch_device& d = devices_[slot - 1];
+        const batch_device& d = batch_.devices[slot - 1];
         if (d.hash == h && d.account == account && d.device == device) return slot - 1;
     }
 }
 
-// checks_: the bridges and cameras of the devices the commit writes (`written`, sorted) that
+// batch_.checks: the bridges and cameras of the devices the commit writes (`written`, sorted) that
 // it does not write itself, and that this batch read (a bridge read only as a camera's was not
 // due: the core decided nothing of it that needs its cameras, which are not read then).
 void redis_store::list_checks(const alert_core& core, const std::vector<std::uint32_t>& written) {
@@ -1008,11 +981,12 @@ void redis_store::list_checks(const alert_core& core, const std::vector<std::uin
                 std::binary_search(written.begin(), written.end(), index)) {
                 continue;
             }
-            checks_.push_back(static_cast<std::uint32_t>(at));
+            batch_.checks.push_back(static_cast<std::uint32_t>(at));
         }
     }
-    std::sort(checks_.begin(), checks_.end());
-    checks_.erase(std::unique(checks_.begin(), checks_.end()), checks_.end());
+    std::sort(batch_.checks.begin(), batch_.checks.end());
+    batch_.checks.erase(std::unique(batch_.checks.begin(), batch_.checks.end()),
+                        batch_.checks.end());
 }
 
 }  // namespace alerts

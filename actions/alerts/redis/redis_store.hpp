@@ -34,9 +34,10 @@
 #include <vector>
 
 #include "core/state_store.hpp"
-#include "redis/damaged_keys.hpp"
+#include "redis/commit_args.hpp"
 #include "redis/redis_client.hpp"
 #include "redis/redis_memory.hpp"
+#include "redis/store_batch.hpp"
 
 namespace alerts {
 
@@ -99,16 +100,16 @@ public:
     std::uint64_t round_trips() const { return client_.round_trips(); }
 
 private:
+    batch_result attempt_across_failovers(alert_core& core, const std::vector<etag>& batch,
+                                          double now);
+    void before_failover_retry(alert_core& core, const redis_unavailable& e,
+                               std::chrono::steady_clock::time_point start,
+                               std::chrono::steady_clock::time_point until, int retries);
     batch_result attempt(alert_core& core, const std::vector<etag>& batch, double now);
     std::chrono::steady_clock::time_point give_up_at(std::chrono::steady_clock::time_point start);
     void drop_batch_state(alert_core& core);
     void wait_for_replicas();
 
-    struct batch_device {
-        std::string_view account, device;  // into the batch, or into extra_keys_
-        std::uint64_t hash = 0;            // alert_core::device_key_hash
-        std::uint32_t index = 0;           // in the core, or string_interner::npos
-    };
     // What this process knows of a device's record (by core index).
     enum : std::uint8_t { UNKNOWN = 0, ABSENT = 1, PRESENT = 2 };
     static constexpr std::size_t LOG_READ_MAX = 1000;  // log entries followed per read
@@ -165,14 +166,16 @@ private:
                        const std::vector<std::uint32_t>& devices) const;
     void remember_touched(const alert_core& core);
     bool commit_changes(const alert_core& core, batch_result& result);
-    void append_commit_keys(const alert_core& core, const std::vector<std::uint32_t>& devices,
-                            const std::vector<std::uint64_t>& ids);
-    void append_record_args(const alert_core& core, const std::vector<std::uint32_t>& devices);
+    void list_commit_devices(const alert_core& core, const batch_result& result);
+    commit_settings commit_settings_of_store() const;
+    void gather_commit(const alert_core& core, const batch_result& result);
+    void encode_records(const alert_core& core);
+    std::string_view record_as_read(std::uint32_t index) const;
+    void gather_notes(const alert_core& core, const batch_result& result);
     redis_reply run_commit(std::size_t args);
     bool take_commit_reply(const alert_core& core, const redisReply* r,
                            const std::vector<std::uint32_t>& devices, std::size_t m,
                            batch_result& result);
-    void append_outbox_args(const alert_core& core, const batch_result& result);
     void warn_dropped(std::uint64_t dropped);
     void check_memory();
 
@@ -183,33 +186,11 @@ private:
     std::string due_key_;
     std::string devices_key_;
     std::string log_key_;
-    std::string log_length_;
     std::string outbox_key_;
     std::chrono::steady_clock::time_point last_drop_warning_{};
     std::uint64_t unwarned_drops_ = 0;
     std::string script_sha_;               // of REDIS_COMMIT_SCRIPT, from SCRIPT LOAD
     std::uint64_t script_connection_ = 0;  // the connection it was loaded on
-    bool wrote_ = false;                   // the last commit_changes wrote something
-
-    // Per batch. Commands are written in the protocol's form into reused buffers, replies kept
-    // until the commit (the records as read are views into them): no string per key.
-    std::vector<batch_device> devices_;  // the batch's distinct devices, then due ones outside it
-    std::size_t batch_devices_ = 0;
-    std::vector<std::uint32_t> table_;  // open addressing over devices_: index + 1, 0 = empty
-    std::string device_args_;           // RESP arguments: the batch's device keys
-    std::string id_args_;               // RESP arguments: the id keys
-    std::size_t id_count_ = 0;
-    std::string head_;     // a command's RESP header
-    std::string command_;  // the commit's arguments
-    std::vector<std::uint64_t> id_hashes_;
-    std::vector<std::string> extra_keys_;  // due device keys outside the batch
-    std::vector<redis_reply> held_;        // the replies the records as read point into
-    std::unordered_map<std::uint32_t, std::string_view> read_;  // device index -> record as read
-    std::vector<std::uint32_t> touched_;  // device indices to forget before the next batch
-    std::vector<std::uint32_t> commit_devices_;
-    std::string record_;
-    std::uint64_t read_pending_ = 0;
-    std::uint64_t read_devices_ = 0;
 
     // Devices known to have no record, and the position in the creations log from which that
     // holds (redis_store.cpp, "Devices without a record"). Kept between batches.
@@ -218,11 +199,6 @@ private:
     std::string log_id_;           // the last entry followed ("0-0": none yet)
     std::uint64_t log_total_ = 0;  // the device counter as of that position
     const alert_config* known_config_ = nullptr;
-    std::vector<std::uint32_t> read_list_;    // positions in devices_ read by the MGET
-    std::vector<std::uint32_t> skipped_;      // positions in devices_ not read
-    std::vector<std::uint32_t> second_;       // positions in devices_ read in a second trip
-    std::vector<std::uint32_t> nil_unknown_;  // read, no record, not yet in the core
-    bool mark_absent_ = false;                // this attempt's nil replies prove absence
 
     // Bridges: per device of a bridge group (a bridge, a camera behind one), the devices its
     // decisions read (its bridge, its cameras). Empty for a config without bridges: then
@@ -230,14 +206,12 @@ private:
     std::vector<link_entry> links_;
     std::vector<linked_device> link_targets_;
     std::unordered_multimap<std::uint64_t, std::uint32_t> link_index_;  // key hash -> links_
-    double batch_max_ts_ = 0;                   // the batch's latest ts (due devices read up to it)
-    std::vector<std::uint32_t> checks_;         // positions in devices_: compared, not written
-    std::vector<std::uint32_t> due_positions_;  // positions in devices_ of the due devices
 
-    // Damaged keys (docs/alerts.md, "Damaged keys"): this attempt's, and the device keys whose
-    // text is no record (position in devices_ -> the text as read: what the commit compares).
-    damaged_keys damaged_;
-    std::unordered_map<std::uint32_t, std::string_view> damaged_texts_;
+    // What the batch under way reads, holds and commits (store_batch.hpp): nothing of it
+    // outlives the batch but the buffers' capacity.
+    store_batch batch_;
+    // The core's devices this batch restored or changed, forgotten before the next one reads.
+    std::vector<std::uint32_t> touched_;
 };
 
 }  // namespace alerts
