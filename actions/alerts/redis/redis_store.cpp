@@ -84,7 +84,7 @@ batch_result redis_store::process(alert_core& core, const std::vector<etag>& bat
         if (core.config() != known_config_) {
             reset_knowledge();
             known_config_ = core.config();
-            if (known_config_) build_links(*known_config_);
+            if (known_config_) links_.build(*known_config_);
         }
         collect_keys(core, batch);
         return attempt_across_failovers(core, batch, now);
@@ -888,52 +888,16 @@ void redis_store::warn_dropped(std::uint64_t dropped) {
 // them in between makes the commit conflict, and the batch is decided again. The bridge a
 // camera's hold waits on is due no later than the camera, so it is read as a due device (with
 // its cameras, even when it was read as a camera's already) whenever the core may send its
-// Offline. A config without bridges has no links: nothing is looked up.
-void redis_store::build_links(const alert_config& config) {
-    links_.clear();
-    link_targets_.clear();
-    link_index_.clear();
-    for (const account_config& a : config.accounts) {
-        for (const auto& entry : a.devices) {
-            const device_config& d = config.devices[entry.second];
-            if (d.bridge_cfg < 0 && d.members.empty()) continue;
-            link_entry e{a.id, d.id, static_cast<std::uint32_t>(link_targets_.size()), 0};
-            auto add = [&](std::size_t k) {
-                const std::string& id = config.devices[k].id;
-                link_targets_.push_back({a.id, id, alert_core::device_key_hash(a.id, id)});
-            };
-            if (d.bridge_cfg >= 0) add(static_cast<std::size_t>(d.bridge_cfg));
-            for (std::uint32_t m : d.members) add(m);
-            e.count = static_cast<std::uint32_t>(link_targets_.size()) - e.first;
-            link_index_.emplace(alert_core::device_key_hash(a.id, d.id),
-                                static_cast<std::uint32_t>(links_.size()));
-            links_.push_back(e);
-        }
-    }
-}
-
-const redis_store::link_entry* redis_store::links_of(std::string_view account,
-                                                     std::string_view device,
-                                                     std::uint64_t h) const {
-    auto [lo, hi] = link_index_.equal_range(h);
-    for (; lo != hi; ++lo) {
-        const link_entry& e = links_[lo->second];
-        if (e.account == account && e.device == device) return &e;
-    }
-    return nullptr;
-}
-
+// Offline. A config without bridges has no links (bridge_links.hpp): nothing is looked up.
+//
 // Adds to batch_.devices the bridge and cameras of the devices at [from, to) not in it yet (and,
 // for the second read, to batch_.second).
 void redis_store::add_linked(const alert_core& core, std::size_t from, std::size_t to,
                              bool second) {
     for (std::size_t i = from; i < to; ++i) {
-        const link_entry* e =
-            links_of(batch_.devices[i].account, batch_.devices[i].device, batch_.devices[i].hash);
-        if (!e) continue;
-        for (std::uint32_t k = e->first; k < e->first + e->count; ++k) {
-            const linked_device& t = link_targets_[k];
-            grow_table();
+        const batch_device& d = batch_.devices[i];
+        for (const bridge_links::linked& t : links_.of(d.account, d.device, d.hash)) {
+            grow_table();  // may move batch_.devices (d is not used after)
             const std::size_t before = batch_.devices.size();
             const std::size_t at = find_or_add(t.account, t.device, t.hash);
             if (batch_.devices.size() == before) continue;
@@ -969,11 +933,9 @@ void redis_store::list_checks(const alert_core& core, const std::vector<std::uin
     for (std::uint32_t d : written) {
         const std::string_view account = core.account_id(core.slot(d).account);
         const std::string_view device = core.device_id(d);
-        const link_entry* e =
-            links_of(account, device, alert_core::device_key_hash(account, device));
-        if (!e) continue;
-        for (std::uint32_t k = e->first; k < e->first + e->count; ++k) {
-            const linked_device& t = link_targets_[k];
+        const auto linked =
+            links_.of(account, device, alert_core::device_key_hash(account, device));
+        for (const bridge_links::linked& t : linked) {
             const std::size_t at = find_position(t.account, t.device, t.hash);
             if (at == std::string::npos) continue;
             const std::uint32_t index = core.find_device(t.account, t.device, t.hash);

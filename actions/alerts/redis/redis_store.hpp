@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/state_store.hpp"
+#include "redis/bridge_links.hpp"
 #include "redis/commit_args.hpp"
 #include "redis/redis_client.hpp"
 #include "redis/redis_memory.hpp"
@@ -115,19 +116,6 @@ private:
     static constexpr std::size_t LOG_READ_MAX = 1000;  // log entries followed per read
 
     void collect_keys(const alert_core& core, const std::vector<etag>& batch);
-    // Bridges (redis_store.cpp, "Bridges"): the devices a device's decisions read besides its
-    // own record.
-    struct linked_device {
-        std::string_view account, device;  // into the config
-        std::uint64_t hash = 0;
-    };
-    struct link_entry {
-        std::string_view account, device;
-        std::uint32_t first = 0, count = 0;  // in link_targets_
-    };
-    void build_links(const alert_config& config);
-    const link_entry* links_of(std::string_view account, std::string_view device,
-                               std::uint64_t h) const;
     void add_linked(const alert_core& core, std::size_t from, std::size_t to, bool second);
     void grow_table();
     std::size_t find_position(std::string_view account, std::string_view device,
@@ -200,12 +188,9 @@ private:
     std::uint64_t log_total_ = 0;  // the device counter as of that position
     const alert_config* known_config_ = nullptr;
 
-    // Bridges: per device of a bridge group (a bridge, a camera behind one), the devices its
-    // decisions read (its bridge, its cameras). Empty for a config without bridges: then
-    // nothing below costs anything.
-    std::vector<link_entry> links_;
-    std::vector<linked_device> link_targets_;
-    std::unordered_multimap<std::uint64_t, std::uint32_t> link_index_;  // key hash -> links_
+    // Bridges (redis_store.cpp, "Bridges"): per device of a bridge group, the devices its
+    // decisions read. Empty for a config without bridges: then nothing costs anything.
+    bridge_links links_;
 
     // What the batch under way reads, holds and commits (store_batch.hpp): nothing of it
     // outlives the batch but the buffers' capacity.
