@@ -318,37 +318,10 @@ bool redis_store::follow_log(const alert_core& core, const redisReply* entries,
     bool any = false;
     std::string_view last_id;
     for (std::size_t e = 0; e < entries->elements; ++e) {
-        const redisReply* entry = entries->element[e];
-        if (!entry || entry->type != REDIS_REPLY_ARRAY || entry->elements != 2 ||
-            !entry->element[0] || entry->element[0]->type != REDIS_REPLY_STRING ||
-            !entry->element[1] || entry->element[1]->type != REDIS_REPLY_ARRAY) {
-            throw redis_error("redis: unexpected entry in the creations log");
-        }
-        last_id = std::string_view(entry->element[0]->str, entry->element[0]->len);
-        const redisReply* fields = entry->element[1];
-        std::uint64_t n = 0, c = 0;
-        for (std::size_t f = 0; f + 1 < fields->elements; f += 2) {
-            const redisReply* name = fields->element[f];
-            const redisReply* value = fields->element[f + 1];
-            if (!name || !value || name->type != REDIS_REPLY_STRING ||
-                value->type != REDIS_REPLY_STRING) {
-                throw redis_error("redis: unexpected entry in the creations log");
-            }
-            const std::string_view field(name->str, name->len);
-            const std::string_view text(value->str, value->len);
-            if (field == "n") {
-                std::from_chars(text.data(), text.data() + text.size(), n);
-            } else if (field == "c") {
-                std::from_chars(text.data(), text.data() + text.size(), c);
-            } else if (field == "k") {
-                std::string_view account, device;
-                if (parse_redis_device_key(options_.prefix, text, account, device)) {
-                    mark(core.find_device(account, device), PRESENT);
-                }
-            }
-        }
-        if (n < c || n - c != total) chained = false;
-        total = n;
+        const log_entry entry = take_log_entry(core, entries->element[e]);
+        last_id = entry.id;
+        if (entry.n < entry.c || entry.n - entry.c != total) chained = false;
+        total = entry.n;
         any = true;
     }
     // A log read with XREVRANGE (no position yet) gives the latest entry only: a start.
@@ -366,6 +339,41 @@ bool redis_store::follow_log(const alert_core& core, const redisReply* entries,
     log_total_ = any ? std::max(total, devices_now) : devices_now;
     log_valid_ = entries->elements < LOG_READ_MAX;  // else: no start yet, XREVRANGE next time
     return false;
+}
+
+// One entry of the creations log: its id, n and c; each key it names marks its device as
+// having a record.
+redis_store::log_entry redis_store::take_log_entry(const alert_core& core,
+                                                   const redisReply* entry) {
+    if (!entry || entry->type != REDIS_REPLY_ARRAY || entry->elements != 2 || !entry->element[0] ||
+        entry->element[0]->type != REDIS_REPLY_STRING || !entry->element[1] ||
+        entry->element[1]->type != REDIS_REPLY_ARRAY) {
+        throw redis_error("redis: unexpected entry in the creations log");
+    }
+    log_entry out;
+    out.id = std::string_view(entry->element[0]->str, entry->element[0]->len);
+    const redisReply* fields = entry->element[1];
+    for (std::size_t f = 0; f + 1 < fields->elements; f += 2) {
+        const redisReply* name = fields->element[f];
+        const redisReply* value = fields->element[f + 1];
+        if (!name || !value || name->type != REDIS_REPLY_STRING ||
+            value->type != REDIS_REPLY_STRING) {
+            throw redis_error("redis: unexpected entry in the creations log");
+        }
+        const std::string_view field(name->str, name->len);
+        const std::string_view text(value->str, value->len);
+        if (field == "n") {
+            std::from_chars(text.data(), text.data() + text.size(), out.n);
+        } else if (field == "c") {
+            std::from_chars(text.data(), text.data() + text.size(), out.c);
+        } else if (field == "k") {
+            std::string_view account, device;
+            if (parse_redis_device_key(options_.prefix, text, account, device)) {
+                mark(core.find_device(account, device), PRESENT);
+            }
+        }
+    }
+    return out;
 }
 
 void redis_store::mark_unread_absent(const alert_core& core) {

@@ -122,6 +122,11 @@ private:
                               std::uint64_t h) const;
     void list_checks(const alert_core& core, const std::vector<std::uint32_t>& written);
     bool follow_log(const alert_core& core, const redisReply* entries, std::uint64_t devices_now);
+    struct log_entry {
+        std::string_view id;         // in the reply
+        std::uint64_t n = 0, c = 0;  // the device counter after it, how many it created
+    };
+    log_entry take_log_entry(const alert_core& core, const redisReply* entry);
     void reset_knowledge();
     void mark(std::uint32_t index, std::uint8_t what);
     void mark_unread_absent(const alert_core& core);
