@@ -61,7 +61,9 @@ strings args_of(const commit_contents& contents, const commit_settings& s = sett
     return args;
 }
 
-const strings SHARED_KEYS = {"alerts:due", "alerts:devices", "alerts:created", "alerts:outbox"};
+strings shared_keys() {
+    return {"alerts:due", "alerts:devices", "alerts:created", "alerts:outbox"};
+}
 
 strings concat(std::initializer_list<strings> parts) {
     strings out;
@@ -75,7 +77,7 @@ TEST_CASE("commit args: a first-seen device (no record as read, no due time)") {
     commit_contents c;
     c.writes.push_back({"acme", "cam1", "", "2 f 0 nan 100 e1 nan", NONE});
     CHECK(args_of(c) == concat({{"5"},
-                                SHARED_KEYS,
+                                shared_keys(),
                                 {"alerts:d:4:acme:cam1"},
                                 {"1", "600", "10000", "0", "1000000", "1000", "0"},
                                 {"", "2 f 0 nan 100 e1 nan", ""}}));
@@ -86,7 +88,7 @@ TEST_CASE("commit args: an update compares the record as read, sets its due time
     c.writes.push_back({"acme", "cam1", "2 n 0 nan 90 e0 nan", "2 f 0 160.25 100 e1 nan", 160.25});
     c.ids.push_back(0x0123456789abcdefULL);
     CHECK(args_of(c) == concat({{"6"},
-                                SHARED_KEYS,
+                                shared_keys(),
                                 {"alerts:d:4:acme:cam1", "alerts:i:0123456789abcdef"},
                                 {"1", "600", "10000", "0", "1000000", "1000", "0"},
                                 {"2 n 0 nan 90 e0 nan", "2 f 0 160.25 100 e1 nan", "160.25"}}));
@@ -100,7 +102,7 @@ TEST_CASE("commit args: a notification goes into the outbox as its key and its J
     s.outbox_maxlen = 50;
     s.outbox_trim_above = 7;
     CHECK(args_of(c, s) == concat({{"5"},
-                                   SHARED_KEYS,
+                                   shared_keys(),
                                    {"alerts:d:4:acme:cam1"},
                                    {"1", "600", "10000", "1", "50", "7", "0"},
                                    {"", "2 n 0 nan 100 e1 100", ""},
@@ -114,7 +116,7 @@ TEST_CASE("commit args: a checked bridge is compared and its due time set, not w
     c.checks.push_back({"acme", "cam2", "", NONE});
     CHECK(args_of(c) ==
           concat({{"7"},
-                  SHARED_KEYS,
+                  shared_keys(),
                   {"alerts:d:4:acme:cam1", "alerts:d:4:acme:br", "alerts:d:4:acme:cam2"},
                   {"1", "600", "10000", "0", "1000000", "1000", "2"},
                   {"2 n 0 nan 90 e0 nan", "2 f 0 130 100 e1 nan", "130"},
@@ -126,7 +128,7 @@ TEST_CASE("commit args: ids alone (effective events of unchanged devices) make a
     commit_contents c;
     c.ids = {1, 0xffffffffffffffffULL};
     CHECK(args_of(c) == concat({{"6"},
-                                SHARED_KEYS,
+                                shared_keys(),
                                 {"alerts:i:0000000000000001", "alerts:i:ffffffffffffffff"},
                                 {"0", "600", "10000", "0", "1000000", "1000", "0"}}));
 }
@@ -146,8 +148,10 @@ TEST_CASE("commit args: keys keep any account and device apart (the account's le
 
 TEST_CASE("commit args: 2,500 first-seen devices pass every key, in order, in one command") {
     std::vector<std::string> names;
+    names.reserve(2500);
     for (int i = 0; i < 2500; ++i) names.push_back("cam" + std::to_string(1000 + i));
     commit_contents c;
+    c.writes.reserve(names.size());
     for (const std::string& n : names) c.writes.push_back({"site", n, "", "r", NONE});
     const strings args = args_of(c);
     REQUIRE(args.size() == 1 + 4 + 2500 + 7 + 3 * 2500);

@@ -30,7 +30,6 @@
 #include <chrono>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/state_store.hpp"
