@@ -1,7 +1,7 @@
 // commit_args.hpp — the commit script's arguments (redis_scripts.hpp), built from plain values.
 //
-// Pure: no Redis, no core, no clock. The store (redis_store.cpp) gathers what a commit writes
-// and compares, and this writes the EVALSHA/EVAL arguments that follow the script: numkeys,
+// Pure: no Redis, no core, no clock. The store (redis_store_commit.cpp) gathers what a commit
+// writes and compares, and this writes the EVALSHA/EVAL arguments that follow the script: numkeys,
 //   KEYS: the due set, the device counter, the creations log, the outbox, the written device
 //         keys, the checked device keys, the id keys;
 //   ARGV: N, the id TTL, the creations log's length, M, the outbox's cap and trim length, C,

@@ -131,7 +131,7 @@ private:
     void mark_unread_absent(const alert_core& core);
     std::size_t find_or_add(std::string_view account, std::string_view device, std::uint64_t h);
     void read_reconnecting(alert_core& core, double now);
-    // read()'s steps (redis_store.cpp), in their order.
+    // read()'s steps (redis_store_read.cpp), in their order.
     struct first_read {
         bool knowledge_held = false;      // follow_log: the skipped devices had no record
         const redisReply* due = nullptr;  // ZRANGEBYSCORE's reply, in held_
@@ -185,14 +185,14 @@ private:
     std::uint64_t script_connection_ = 0;  // the connection it was loaded on
 
     // Devices known to have no record, and the position in the creations log from which that
-    // holds (redis_store.cpp, "Devices without a record"). Kept between batches.
+    // holds (redis_store_read.cpp, "Devices without a record"). Kept between batches.
     std::vector<std::uint8_t> known_;
     bool log_valid_ = false;
     std::string log_id_;           // the last entry followed ("0-0": none yet)
     std::uint64_t log_total_ = 0;  // the device counter as of that position
     const alert_config* known_config_ = nullptr;
 
-    // Bridges (redis_store.cpp, "Bridges"): per device of a bridge group, the devices its
+    // Bridges (redis_store_read.cpp, "Bridges"): per device of a bridge group, the devices its
     // decisions read. Empty for a config without bridges: then nothing costs anything.
     bridge_links links_;
 
