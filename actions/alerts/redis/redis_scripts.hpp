@@ -25,7 +25,7 @@
 // but the creations log's XADD, which takes at most 1,000 keys: 2,010 values, where Lua's
 // unpack stops near 8,000). The creations log's XADD may fail (the log is no stream, or has no
 // id left) without harm: it is a pcall, the counter is then ahead of the log, and the readers
-// stop trusting the log (redis_store.cpp). Redis refuses a script's write for lack of memory
+// stop trusting the log (redis_store_read.cpp). Redis refuses a script's write for lack of memory
 // only while the script has written nothing. A device key of another type (not a string: MGET
 // read it as no record) counts as no record: the first change of that device replaces it, and
 // the reply names it.
@@ -34,7 +34,7 @@
 // naming at most 1,000 keys: n = the device counter after it, c = how many it created,
 // then k = each created key. A container that saw a device without a record reads it again
 // only when the log names it (or when the log cannot show that nothing was created: see
-// redis_store.cpp).
+// redis_store_read.cpp).
 //
 // The outbox (docs/alerts.md, "The outbox stream"): the same script that changes the state
 // appends one entry per notification, XADD <outbox> * key <dedupKey> n <JSON>, so a

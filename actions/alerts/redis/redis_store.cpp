@@ -1,95 +1,36 @@
-// redis_store.cpp — read, decide, compare-and-set commit (see redis_store.hpp).
+// redis_store.cpp — a batch's attempts: read, decide, commit, across conflicts and failovers,
+// then WAIT (see redis_store.hpp). The read is redis_store_read.cpp, the commit
+// redis_store_commit.cpp.
 #include "redis/redis_store.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <cstdio>
-#include <cstring>
 #include <iostream>
-#include <limits>
 #include <thread>
 
-#include "core/device_machine.hpp"
 #include "core/log_text.hpp"
-#include "core/result_json.hpp"
-#include "core/string_interner.hpp"
-#include "redis/redis_records.hpp"
-#include "redis/redis_scripts.hpp"
+#include "redis/reply_values.hpp"
 
 namespace alerts {
 
 namespace {
 
-std::uint64_t integer_of(const redisReply* r) {
-    if (r->type == REDIS_REPLY_INTEGER) return static_cast<std::uint64_t>(r->integer);
-    if (r->type == REDIS_REPLY_STRING) return std::strtoull(r->str, nullptr, 10);
-    return 0;
+using steady = std::chrono::steady_clock;
+
+long long ms_since(steady::time_point start) {
+    return static_cast<long long>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - start).count());
 }
 
-void expect_array(const redisReply* r, std::size_t n, const char* what) {
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != n) {
-        throw redis_error(std::string("redis: unexpected reply to ") + what);
-    }
-}
-
-// The protocol's form (RESP) of commands, written straight into a buffer.
-void resp_count(std::string& out, char kind, std::size_t n) {
-    char buf[24];
-    buf[0] = kind;
-    const auto r = std::to_chars(buf + 1, buf + sizeof buf, n);
-    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
-    out.append("\r\n");
-}
-void resp_arg(std::string& out, std::string_view a) {
-    resp_count(out, '$', a.size());
-    out.append(a);
-    out.append("\r\n");
-}
-void resp_head(std::string& out, std::size_t args, std::string_view command) {
-    out.clear();
-    resp_count(out, '*', args);
-    resp_arg(out, command);
-}
-// "$<len>\r\n<prefix>d:<len(account)>:<account>:<device>\r\n", written in place (one resize).
-void resp_device_key(std::string& out, std::string_view prefix, std::string_view account,
-                     std::string_view device) {
-    char num[2][24];
-    const auto n_acc = std::to_chars(num[1], num[1] + 24, account.size());
-    const std::size_t acc_digits = static_cast<std::size_t>(n_acc.ptr - num[1]);
-    const std::size_t len = prefix.size() + 2 + acc_digits + 1 + account.size() + 1 + device.size();
-    const auto n_len = std::to_chars(num[0], num[0] + 24, len);
-    const std::size_t len_digits = static_cast<std::size_t>(n_len.ptr - num[0]);
-    const std::size_t at = out.size();
-    out.resize(at + 1 + len_digits + 2 + len + 2);
-    char* p = out.data() + at;
-    auto put = [&p](const char* s, std::size_t n) {
-        std::memcpy(p, s, n);
-        p += n;
-    };
-    *p++ = '$';
-    put(num[0], len_digits);
-    put("\r\n", 2);
-    put(prefix.data(), prefix.size());
-    put("d:", 2);
-    put(num[1], acc_digits);
-    *p++ = ':';
-    put(account.data(), account.size());
-    *p++ = ':';
-    put(device.data(), device.size());
-    put("\r\n", 2);
-}
-
-// Restores one record into the core and keeps the device's index.
-class indexing_restorer : public record_sink {
+// Clears the client's deadline when the batch is done, however it ends.
+class deadline_guard {
 public:
-    explicit indexing_restorer(alert_core& core) : core_(core) {}
-    void on_device(const device_record& r) override { device = core_.restore_device(r); }
-    void on_cooldown(const cooldown_record& r) override { core_.restore_cooldown(r); }
-    void on_id(std::uint64_t id_hash) override { core_.restore_id(id_hash); }
-    std::uint32_t device = string_interner::npos;
+    explicit deadline_guard(redis_client& client) : client_(client) {}
+    ~deadline_guard() { client_.clear_deadline(); }
+    deadline_guard(const deadline_guard&) = delete;
+    deadline_guard& operator=(const deadline_guard&) = delete;
 
 private:
-    alert_core& core_;
+    redis_client& client_;
 };
 
 }  // namespace
@@ -101,83 +42,80 @@ redis_store::redis_store(redis_store_options options)
       due_key_(options_.prefix + "due"),
       devices_key_(options_.prefix + "devices"),
       log_key_(options_.prefix + "created"),
-      log_length_(std::to_string(options_.log_length)),
       outbox_key_(options_.prefix + "outbox") {}
 
 batch_result redis_store::process(alert_core& core, const std::vector<etag>& batch, double now) {
-    using clock = std::chrono::steady_clock;
     ++counters_.batches;
-    // Every round trip of this activation (connect, reads, commits, a retry) shares one
-    // ALERT_REDIS_TIMEOUT_MS; with sentinels, each attempt gets that much, and the attempts
-    // together until give_up_at.
-    struct deadline {
-        redis_client& client;
-        explicit deadline(redis_client& c) : client(c) {}
-        ~deadline() { client.clear_deadline(); }
-        deadline(const deadline&) = delete;
-        deadline& operator=(const deadline&) = delete;
-    } budget(client_);
-    const bool failover = !options_.url.sentinels.empty();
-    const clock::time_point start = clock::now();
-    const clock::time_point until = failover ? give_up_at(start) : start + options_.timeout;
-    int retries = 0;
-    wrote_ = false;
+    const deadline_guard budget(client_);
+    batch_.wrote = false;
     try {
         if (core.config() != known_config_) {
             reset_knowledge();
             known_config_ = core.config();
-            if (known_config_) build_links(*known_config_);
+            if (known_config_) links_.build(*known_config_);
         }
         collect_keys(core, batch);
-        for (;;) {
-            client_.start_deadline(failover ? std::min(until, clock::now() + options_.timeout)
-                                            : until);
-            try {
-                batch_result result = attempt(core, batch, now);
-                check_memory();
-                if (retries > 0) {
-                    std::cerr << "alerts: redis: the batch went through on " << client_.label()
-                              << " after "
-                              << std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     clock::now() - start)
-                                     .count()
-                              << " ms and " << retries << " retries" << std::endl;
-                }
-                return result;
-            } catch (const redis_unavailable& e) {
-                // A failover under way: ask the sentinels again, retry the batch from its read.
-                const auto pause = std::chrono::milliseconds(100);
-                if (!failover || clock::now() + pause >= until) {
-                    if (retries == 0) throw;
-                    throw redis_unavailable(
-                        std::string(e.what()) + " (gave up after " +
-                        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           clock::now() - start)
-                                           .count()) +
-                        " ms of retries asking the sentinels " + sentinel_list(options_.url) + ")");
-                }
-                if (retries == 0) {
-                    std::cerr << "alerts: redis: " << log_safe(e.what())
-                              << ": asking the sentinels again and retrying the batch" << std::endl;
-                }
-                ++retries;
-                ++counters_.failover_retries;
-                drop_batch_state(core);
-                std::this_thread::sleep_for(pause);
-            }
-        }
+        return attempt_across_failovers(core, batch, now);
     } catch (const std::exception& e) {
         ++counters_.failures;
         drop_batch_state(core);
         // After a commit (WAIT unconfirmed, or the connection lost during WAIT), what it wrote
         // stands on the primary, unless a failover loses it: not "stored nothing".
-        std::cerr << (wrote_ ? "alerts: state store failed after a commit the replicas did not "
-                               "confirm, the activation answers an error: "
-                             : "alerts: state store failed, the activation answers an error and "
-                               "stored nothing: ")
+        std::cerr << (batch_.wrote
+                          ? "alerts: state store failed after a commit the replicas did not "
+                            "confirm, the activation answers an error: "
+                          : "alerts: state store failed, the activation answers an error and "
+                            "stored nothing: ")
                   << log_safe(e.what()) << std::endl;
         throw;
     }
+}
+
+// Every round trip of this activation (connect, reads, commits, a retry) shares one
+// ALERT_REDIS_TIMEOUT_MS; with sentinels, each attempt gets that much, and the attempts
+// together until give_up_at.
+batch_result redis_store::attempt_across_failovers(alert_core& core, const std::vector<etag>& batch,
+                                                   double now) {
+    const bool failover = !options_.url.sentinels.empty();
+    const steady::time_point start = steady::now();
+    const steady::time_point until = failover ? give_up_at(start) : start + options_.timeout;
+    for (int retries = 0;; ++retries) {
+        client_.start_deadline(failover ? std::min(until, steady::now() + options_.timeout)
+                                        : until);
+        try {
+            batch_result result = attempt(core, batch, now);
+            check_memory();
+            if (retries > 0) {
+                std::cerr << "alerts: redis: the batch went through on " << client_.label()
+                          << " after " << ms_since(start) << " ms and " << retries << " retries"
+                          << std::endl;
+            }
+            return result;
+        } catch (const redis_unavailable& e) {
+            before_failover_retry(core, e, start, until, retries);
+        }
+    }
+}
+
+// A failover under way (called while `e` is handled): ask the sentinels again, retry the batch
+// from its read after a pause — or, without sentinels or time left, rethrow it.
+void redis_store::before_failover_retry(alert_core& core, const redis_unavailable& e,
+                                        steady::time_point start, steady::time_point until,
+                                        int retries) {
+    const auto pause = std::chrono::milliseconds(100);
+    if (options_.url.sentinels.empty() || steady::now() + pause >= until) {
+        if (retries == 0) throw;
+        throw redis_unavailable(
+            std::string(e.what()) + " (gave up after " + std::to_string(ms_since(start)) +
+            " ms of retries asking the sentinels " + sentinel_list(options_.url) + ")");
+    }
+    if (retries == 0) {
+        std::cerr << "alerts: redis: " << log_safe(e.what())
+                  << ": asking the sentinels again and retrying the batch" << std::endl;
+    }
+    ++counters_.failover_retries;
+    drop_batch_state(core);
+    std::this_thread::sleep_for(pause);
 }
 
 // After a batch that went through: at most once per memory_check_every, INFO memory, and a
@@ -207,11 +145,11 @@ std::chrono::steady_clock::time_point redis_store::give_up_at(
 
 // After a failure: nothing of this batch is kept (the next attempt, or batch, reads again).
 void redis_store::drop_batch_state(alert_core& core) {
-    counters_.damaged += damaged_.count();
-    damaged_.flush(std::cerr);
-    damaged_texts_.clear();
+    counters_.damaged += batch_.damaged.count();
+    batch_.damaged.flush(std::cerr);
+    batch_.damaged_texts.clear();
     client_.disconnect();
-    held_.clear();
+    batch_.held.clear();
     reset_knowledge();       // what the log vouched for is not trusted after a failure
     remember_touched(core);  // whatever was restored is forgotten before the next attempt
 }
@@ -228,13 +166,13 @@ batch_result redis_store::attempt(alert_core& core, const std::vector<etag>& bat
         keep_damaged_texts(core);
         remember_touched(core);
         if (options_.before_commit) options_.before_commit();
-        wrote_ = false;
+        batch_.wrote = false;
         if (commit_changes(core, result)) {
-            held_.clear();
-            result.stats.damaged = damaged_.count();
-            counters_.damaged += damaged_.count();
-            damaged_.flush(std::cerr);
-            if (wrote_) wait_for_replicas();
+            batch_.held.clear();
+            result.stats.damaged = batch_.damaged.count();
+            counters_.damaged += batch_.damaged.count();
+            batch_.damaged.flush(std::cerr);
+            if (batch_.wrote) wait_for_replicas();
             return result;
         }
         ++counters_.conflicts;
@@ -264,755 +202,6 @@ void redis_store::wait_for_replicas() {
                       " ms), ALERT_REDIS_MIN_REPLICAS asks for " + replicas +
                       ": it stands on the primary only (a failover could lose it); re-send the "
                       "batch, which adds nothing once the commit is safe");
-}
-
-std::size_t redis_store::find_or_add(std::string_view account, std::string_view device,
-                                     std::uint64_t h) {
-    const std::size_t mask = table_.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-        const std::uint32_t slot = table_[i];
-        if (slot == 0) {
-            devices_.push_back({account, device, h, string_interner::npos});
-            table_[i] = static_cast<std::uint32_t>(devices_.size());
-            return devices_.size() - 1;
-        }
-        const batch_device& d = devices_[slot - 1];
-        if (d.hash == h && d.account == account && d.device == device) return slot - 1;
-    }
-}
-
-void redis_store::collect_keys(const alert_core& core, const std::vector<etag>& batch) {
-    devices_.clear();
-    id_args_.clear();
-    id_count_ = 0;
-    id_hashes_.clear();
-    // Room for the batch and the due devices outside it (the table grows below if need be).
-    std::size_t size = 64;
-    while (size < 2 * batch.size() + 64) size *= 2;
-    table_.assign(size, 0);
-    batch_max_ts_ = -std::numeric_limits<double>::infinity();
-    for (const etag& e : batch) {
-        if (e.ts > batch_max_ts_) batch_max_ts_ = e.ts;
-        const std::uint64_t h = alert_core::device_key_hash(e.account, e.device);
-        const std::size_t before = devices_.size();
-        const std::size_t at = find_or_add(e.account, e.device, h);
-        if (devices_.size() > before) devices_[at].index = core.find_device(e.account, e.device, h);
-        // Heartbeats (most of the stream) are not looked up in the shared window: one that
-        // changed its device set the device's stale horizon and last id, which catch its
-        // re-delivery (stale, or same time and id); one that changed nothing changes nothing.
-        if (e.id.empty() || e.type == etag_type::heartbeat) continue;
-        const std::uint64_t id = alert_core::id_hash(h, e.id);
-        id_hashes_.push_back(id);
-        resp_count(id_args_, '$', options_.prefix.size() + 18);
-        append_redis_id_key(id_args_, options_.prefix, id);
-        id_args_.append("\r\n");
-        ++id_count_;
-    }
-    // The bridges and cameras of the batch's devices are read with them (and, like them,
-    // skipped when known to have no record).
-    if (!links_.empty()) add_linked(core, 0, devices_.size(), false);
-    batch_devices_ = devices_.size();
-}
-
-void redis_store::reset_knowledge() {
-    std::fill(known_.begin(), known_.end(), UNKNOWN);
-    log_valid_ = false;
-}
-
-void redis_store::mark(std::uint32_t index, std::uint8_t what) {
-    if (index == string_interner::npos) return;
-    if (index >= known_.size())
-        known_.resize(std::max<std::size_t>(index + 1, known_.size() * 2), UNKNOWN);
-    known_[index] = what;
-}
-
-// Devices without a record. Most of a fleet never changes (same-state heartbeats), so has no
-// record, and reading their absent keys was most of each batch's read. A process remembers the
-// devices it found without a record, and skips them, as long as the creations log (every
-// commit that creates records appends their keys, with the device counter after it: n, and
-// how many it created: c) shows that none of them got one since. Each read pipelines, before
-// the device MGET, GET of the counter (at T0) and XRANGE of the log after the last entry
-// followed (at T1). The log vouches for the skipped devices when its entries chain (each
-// entry's n - c is the previous n) from the counter as of the last position, and the counter
-// at T0 is no more than the last n: then every record created before T0 is named in an entry,
-// and a skipped device not named had no record at T0 — its state as of T0, as valid for the
-// core as the others' as of the MGET, since every device is decided on its own record and a
-// write is a compare-and-set on it. A device the log names is read (a second trip, rarely).
-// When the log cannot vouch (a gap: trimmed past the position, a record created by a writer
-// that does not log, a counter that went back), everything is forgotten and the skipped
-// devices are read too. Returns whether the knowledge holds.
-bool redis_store::follow_log(const alert_core& core, const redisReply* entries,
-                             std::uint64_t devices_now) {
-    if (entries->type != REDIS_REPLY_ARRAY) throw redis_error("redis: unexpected reply to XRANGE");
-    std::uint64_t total = log_valid_ ? log_total_ : 0;
-    bool chained = log_valid_;
-    bool any = false;
-    std::string_view last_id;
-    for (std::size_t e = 0; e < entries->elements; ++e) {
-        const redisReply* entry = entries->element[e];
-        if (!entry || entry->type != REDIS_REPLY_ARRAY || entry->elements != 2 ||
-            !entry->element[0] || entry->element[0]->type != REDIS_REPLY_STRING ||
-            !entry->element[1] || entry->element[1]->type != REDIS_REPLY_ARRAY) {
-            throw redis_error("redis: unexpected entry in the creations log");
-        }
-        last_id = std::string_view(entry->element[0]->str, entry->element[0]->len);
-        const redisReply* fields = entry->element[1];
-        std::uint64_t n = 0, c = 0;
-        for (std::size_t f = 0; f + 1 < fields->elements; f += 2) {
-            const redisReply* name = fields->element[f];
-            const redisReply* value = fields->element[f + 1];
-            if (!name || !value || name->type != REDIS_REPLY_STRING ||
-                value->type != REDIS_REPLY_STRING) {
-                throw redis_error("redis: unexpected entry in the creations log");
-            }
-            const std::string_view field(name->str, name->len);
-            const std::string_view text(value->str, value->len);
-            if (field == "n") {
-                std::from_chars(text.data(), text.data() + text.size(), n);
-            } else if (field == "c") {
-                std::from_chars(text.data(), text.data() + text.size(), c);
-            } else if (field == "k") {
-                std::string_view account, device;
-                if (parse_redis_device_key(options_.prefix, text, account, device)) {
-                    mark(core.find_device(account, device), PRESENT);
-                }
-            }
-        }
-        if (n < c || n - c != total) chained = false;
-        total = n;
-        any = true;
-    }
-    // A log read with XREVRANGE (no position yet) gives the latest entry only: a start.
-    const bool full = log_valid_ && entries->elements < LOG_READ_MAX;
-    if (!last_id.empty()) log_id_.assign(last_id);
-    if (log_id_.empty()) log_id_ = "0-0";
-    if (chained && full && devices_now <= total && devices_now >= log_total_) {
-        log_total_ = total;
-        return true;
-    }
-    // Start again from here: the devices read from now on are known as of this position (the
-    // latest entry at T1; the counter as of it, or at T0 if higher: records created unlogged).
-    if (log_valid_) ++counters_.log_resets;
-    reset_knowledge();
-    log_total_ = any ? std::max(total, devices_now) : devices_now;
-    log_valid_ = entries->elements < LOG_READ_MAX;  // else: no start yet, XREVRANGE next time
-    return false;
-}
-
-void redis_store::mark_unread_absent(const alert_core& core) {
-    // Devices read without a record that the core had not seen: known now, after process().
-    if (!mark_absent_) return;
-    for (std::uint32_t i : nil_unknown_) {
-        const batch_device& d = devices_[i];
-        mark(core.find_device(d.account, d.device, d.hash), ABSENT);
-    }
-    nil_unknown_.clear();
-}
-
-void redis_store::read_reconnecting(alert_core& core, double now) {
-    const bool reused = client_.connected();
-    try {
-        read(core, now);
-    } catch (const redis_timeout&) {
-        throw;  // a Redis that does not answer: the time is spent, no retry
-    } catch (const redis_error&) {
-        if (!reused) throw;
-        // A connection kept from an earlier activation may have died with a Redis restart (or
-        // an idle time-out): reads change nothing, so read once more on a fresh connection.
-        client_.disconnect();
-        held_.clear();
-        reset_knowledge();
-        remember_touched(core);
-        core.forget(touched_);
-        touched_.clear();
-        read(core, now);
-    }
-}
-
-// One batch's read, in two round trips at most: the first reads what the batch needs (its
-// devices' records, its ids, the log, the due set); the second, only when needed, the records
-// the first could not: skipped devices the log named, and due devices outside the batch.
-void redis_store::read(alert_core& core, double now) {
-    read_.clear();
-    held_.clear();
-    damaged_.clear();
-    damaged_texts_.clear();
-    nil_unknown_.clear();
-    forget_due_devices();
-    list_batch_reads();
-    const bool load_script = send_first_read(now);
-    const first_read first = take_first_read(core, load_script);
-    list_second_reads(core, first.knowledge_held, first.due);
-    if (!second_.empty()) read_second(core);
-}
-
-// Due devices of an earlier attempt: looked up again (a rare case: rebuild the table over the
-// batch's devices).
-void redis_store::forget_due_devices() {
-    if (devices_.size() > batch_devices_) {
-        devices_.resize(batch_devices_);
-        std::fill(table_.begin(), table_.end(), 0);
-        reindex_devices();
-    }
-    extra_keys_.clear();
-}
-
-// Re-inserts every device of devices_ into table_ (cleared, or grown, by the caller).
-void redis_store::reindex_devices() {
-    const std::vector<batch_device> all = std::move(devices_);
-    devices_.clear();
-    for (const batch_device& d : all) {
-        devices_[find_or_add(d.account, d.device, d.hash)].index = d.index;
-    }
-}
-
-// The batch's devices to read: all but those known to have no record (skipped_).
-void redis_store::list_batch_reads() {
-    read_list_.clear();
-    skipped_.clear();
-    device_args_.clear();
-    for (std::uint32_t i = 0; i < batch_devices_; ++i) {
-        const batch_device& d = devices_[i];
-        if (log_valid_ && d.index < known_.size() && known_[d.index] == ABSENT) {
-            skipped_.push_back(i);
-            continue;
-        }
-        read_list_.push_back(i);
-        resp_device_key(device_args_, options_.prefix, d.account, d.device);
-    }
-}
-
-// The first round trip, pipelined: SCRIPT LOAD (first read of a connection), the device
-// counter (T0), the creations log (T1), the batch's records, its ids, the due set and its
-// size. The replies are kept in held_. Returns whether the script was loaded.
-bool redis_store::send_first_read(double now) {
-    client_.ensure_connected();
-    std::size_t queued = 0;
-    const bool load_script = script_connection_ != client_.connection_count();
-    if (load_script) {
-        client_.append({"SCRIPT", "LOAD", REDIS_COMMIT_SCRIPT});
-        ++queued;
-    }
-    client_.append({"GET", devices_key_});  // T0, then the log at T1 (follow_log)
-    std::string from = "(" + log_id_;
-    const std::string count = std::to_string(LOG_READ_MAX);
-    if (log_valid_) {
-        client_.append({"XRANGE", log_key_, from, "+", "COUNT", count});
-    } else {
-        client_.append({"XREVRANGE", log_key_, "+", "-", "COUNT", "1"});
-    }
-    queued += 2;
-    if (!read_list_.empty()) {
-        resp_head(head_, read_list_.size() + 1, "MGET");
-        client_.append_resp({head_, device_args_});
-        ++queued;
-    }
-    if (id_count_ > 0) {
-        resp_head(head_, id_count_ + 1, "MGET");
-        client_.append_resp({head_, id_args_});
-        ++queued;
-    }
-    // With bridges, up to the batch's latest ts: an event after `now` may mature a camera's
-    // hold, and with it its bridge's (whose cameras the second trip then reads).
-    std::string max;
-    append_redis_number(max, links_.empty() ? now : std::max(now, batch_max_ts_));
-    client_.append({"ZRANGEBYSCORE", due_key_, "-inf", max});
-    client_.append({"ZCARD", due_key_});
-    held_ = client_.replies(queued + 2);
-    return load_script;
-}
-
-// The first round trip's replies, in the order send_first_read queued them.
-redis_store::first_read redis_store::take_first_read(alert_core& core, bool load_script) {
-    std::size_t next = 0;
-    if (load_script) {
-        const redisReply* sha = held_[next++].get();
-        if (sha->type != REDIS_REPLY_STRING)
-            throw redis_error("redis: unexpected reply to SCRIPT LOAD");
-        script_sha_.assign(sha->str, sha->len);
-        script_connection_ = client_.connection_count();
-    }
-    read_devices_ = integer_of(held_[next++].get());
-    first_read first;
-    first.knowledge_held = follow_log(core, held_[next++].get(), read_devices_);
-    mark_absent_ = log_valid_;
-    counters_.skipped += skipped_.size();
-    if (!read_list_.empty()) {
-        const redisReply* values = held_[next++].get();
-        expect_array(values, read_list_.size(), "MGET");
-        restore_records(core, values, read_list_);
-    }
-    if (id_count_ > 0) {
-        const redisReply* flags = held_[next++].get();
-        expect_array(flags, id_count_, "MGET");
-        for (std::size_t i = 0; i < id_count_; ++i) {
-            const redisReply* flag = flags->element[i];
-            if (flag && flag->type == REDIS_REPLY_STRING) core.restore_id(id_hashes_[i]);
-        }
-    }
-    first.due = held_[next++].get();
-    if (first.due->type != REDIS_REPLY_ARRAY)
-        throw redis_error("redis: unexpected reply to ZRANGE");
-    read_pending_ = integer_of(held_[next++].get());
-    return first;
-}
-
-// The records an MGET read, for the devices at `positions` in devices_ (in its order): each
-// restored into the core; a nil one, when this attempt's nil replies prove absence, marks a
-// device of the batch known to have no record (or, not in the core yet, marked after process()).
-void redis_store::restore_records(alert_core& core, const redisReply* values,
-                                  const std::vector<std::uint32_t>& positions) {
-    for (std::size_t j = 0; j < positions.size(); ++j) {
-        const std::uint32_t i = positions[j];
-        const redisReply* value = values->element[j];
-        if (value && value->type == REDIS_REPLY_STRING) {
-            restore(core, i, value);
-        } else if (mark_absent_ && i < batch_devices_) {
-            if (devices_[i].index != string_interner::npos) {
-                mark(devices_[i].index, ABSENT);
-            } else {
-                nil_unknown_.push_back(i);
-            }
-        }
-    }
-}
-
-// What the second round trip reads (second_): skipped devices the log named (or all of them,
-// when it could not vouch), and due holds of devices outside the batch.
-void redis_store::list_second_reads(const alert_core& core, bool knowledge_held,
-                                    const redisReply* due) {
-    second_.clear();
-    for (std::uint32_t i : skipped_) {
-        const std::uint32_t index = devices_[i].index;
-        if (!knowledge_held || known_[index] != ABSENT) second_.push_back(i);
-    }
-    counters_.skipped -= second_.size();
-    extra_keys_.reserve(due->elements);  // devices_ views into these strings: no reallocation
-    due_positions_.clear();
-    for (std::size_t i = 0; i < due->elements; ++i) {
-        const redisReply* member = due->element[i];
-        if (!member || member->type != REDIS_REPLY_STRING)
-            throw redis_error("redis: unexpected reply to ZRANGE");
-        add_due_device(std::string_view(member->str, member->len));
-    }
-    // A due device's bridge and cameras, also when it is in devices_ already (a bridge read
-    // only as a camera's has its cameras read now that it is due).
-    for (std::uint32_t at : due_positions_) add_linked(core, at, at + 1, true);
-}
-
-// A device the due set names: added to devices_ and second_ unless it is in the batch (read
-// already, or known without a record as of T0, as a device read without one by the MGET is as
-// of that read: a hold due since is matured later).
-void redis_store::add_due_device(std::string_view key) {
-    std::string_view account;
-    std::string_view device;
-    if (!parse_redis_device_key(options_.prefix, key, account, device)) {
-        damaged_.add(key, "a member of " + due_key_ +
-                              " that is no device key (left there: remove it "
-                              "with ZREM)");
-        return;
-    }
-    const std::uint64_t h = alert_core::device_key_hash(account, device);
-    grow_table();
-    const std::size_t before = devices_.size();
-    const std::size_t at = find_or_add(account, device, h);
-    if (!links_.empty()) due_positions_.push_back(static_cast<std::uint32_t>(at));
-    if (devices_.size() == before) return;
-    extra_keys_.emplace_back(key);
-    parse_redis_device_key(options_.prefix, extra_keys_.back(), devices_[at].account,
-                           devices_[at].device);
-    second_.push_back(static_cast<std::uint32_t>(at));
-}
-
-// The second round trip: the records of second_ (one MGET), kept in held_.
-void redis_store::read_second(alert_core& core) {
-    std::vector<std::string_view> args{"MGET"};
-    std::vector<std::string> keys;
-    keys.reserve(second_.size());
-    for (std::uint32_t i : second_) {
-        keys.push_back(redis_device_key(options_.prefix, devices_[i].account, devices_[i].device));
-    }
-    args.insert(args.end(), keys.begin(), keys.end());
-    client_.append(args);
-    std::vector<redis_reply> values = client_.replies(1);
-    expect_array(values[0].get(), second_.size(), "MGET");
-    restore_records(core, values[0].get(), second_);
-    held_.push_back(std::move(values[0]));
-}
-
-// A text that is no record (damaged_keys.hpp) is skipped: the device is decided as never seen,
-// and its first change replaces the text (compared as read, like any record).
-void redis_store::restore(alert_core& core, std::uint32_t position, const redisReply* value) {
-    if (!value || value->type != REDIS_REPLY_STRING) return;  // never changed: a blank device
-    const batch_device& d = devices_[position];
-    const std::string_view text(value->str, value->len);
-    indexing_restorer restorer(core);
-    if (!decode_redis_value(text, d.account, d.device, restorer)) {
-        damaged_.add(redis_device_key(options_.prefix, d.account, d.device),
-                     "holds no device record (decided as a device never seen; its next change "
-                     "replaces it)");
-        damaged_texts_.emplace(position, text);
-        return;
-    }
-    if (restorer.device == string_interner::npos) return;  // its account left the config
-    touched_.push_back(restorer.device);
-    mark(restorer.device, PRESENT);
-    read_.emplace(restorer.device, text);
-}
-
-// After process(): a device whose text is no record and that the core now knows (the batch
-// named it) is compared against that text by the commit, which replaces it.
-void redis_store::keep_damaged_texts(alert_core& core) {
-    for (const auto& [position, text] : damaged_texts_) {
-        const batch_device& d = devices_[position];
-        const std::uint32_t index = core.find_device(d.account, d.device, d.hash);
-        if (index == string_interner::npos) continue;
-        read_.emplace(index, text);
-        mark(index, PRESENT);
-    }
-}
-
-// The text of the device at `at` in devices_ when it was no record ("": it was none, or one):
-// a checked device the core does not know is compared as that text.
-std::string_view redis_store::damaged_text_at(std::uint32_t at) const {
-    const auto it = damaged_texts_.find(at);
-    return it == damaged_texts_.end() ? std::string_view() : it->second;
-}
-
-// The commit's key at `index` (1-based, as the script counts): a written device, then a checked
-// one.
-std::string redis_store::key_at(const alert_core& core, std::size_t index,
-                                const std::vector<std::uint32_t>& devices) const {
-    if (index >= 1 && index <= devices.size()) {
-        const std::uint32_t d = devices[index - 1];
-        return redis_device_key(options_.prefix, core.account_id(core.slot(d).account),
-                                core.device_id(d));
-    }
-    const std::size_t check = index - devices.size() - 1;
-    if (index == 0 || check >= checks_.size()) return std::string();
-    const batch_device& d = devices_[checks_[check]];
-    return redis_device_key(options_.prefix, d.account, d.device);
-}
-
-// A record that changed since it was read: what this process knew of it (no record, say) no
-// longer holds, so the next attempt reads it whatever the creations log says.
-void redis_store::forget_conflicting(const alert_core& core, const redisReply* indices,
-                                     const std::vector<std::uint32_t>& devices) {
-    if (!indices || indices->type != REDIS_REPLY_ARRAY) return;
-    for (std::size_t i = 0; i < indices->elements; ++i) {
-        const std::uint64_t at = integer_of(indices->element[i]);
-        if (at >= 1 && at <= devices.size()) {
-            mark(devices[at - 1], UNKNOWN);
-        } else if (at > devices.size() && at - devices.size() - 1 < checks_.size()) {
-            const batch_device& d = devices_[checks_[at - devices.size() - 1]];
-            mark(core.find_device(d.account, d.device, d.hash), UNKNOWN);
-        }
-    }
-}
-
-// Device keys of another type than a string, which the commit replaced by their records.
-void redis_store::note_replaced(const alert_core& core, const redisReply* indices,
-                                const std::vector<std::uint32_t>& devices) {
-    if (!indices || indices->type != REDIS_REPLY_ARRAY) return;
-    for (std::size_t i = 0; i < indices->elements; ++i) {
-        damaged_.add(key_at(core, integer_of(indices->element[i]), devices),
-                     "was no string (another type): replaced by the device's record");
-    }
-}
-
-void redis_store::remember_touched(const alert_core& core) {
-    // The batch's devices the core resolved, and what it changed (the restored ones are in
-    // touched_ already): together every device whose state differs from a blank one.
-    core.batch_devices(touched_);
-    const change_set& changes = core.changes();
-    touched_.insert(touched_.end(), changes.devices.begin(), changes.devices.end());
-}
-
-bool redis_store::commit_changes(const alert_core& core, batch_result& result) {
-    const change_set& changes = core.changes();
-    std::vector<std::uint32_t>& devices = commit_devices_;
-    devices.assign(changes.devices.begin(), changes.devices.end());
-    for (std::uint64_t key : changes.cooldowns) devices.push_back(core.cooldown_device(key));
-    // A device that raised an alert is written too (its last event), even without a cooldown:
-    // the compare-and-set on its record is what keeps two containers from both sending it.
-    for (const notification& n : result.notifications) devices.push_back(n.device);
-    std::sort(devices.begin(), devices.end());
-    devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
-    if (devices.empty() && changes.ids.empty()) {
-        result.stats.pending = read_pending_;
-        result.stats.devices = read_devices_;
-        return true;
-    }
-    checks_.clear();
-    if (!links_.empty()) list_checks(core, devices);
-    // KEYS: the due set, the counter, the creations log, the outbox, the device keys, the
-    // checked keys, the id keys; ARGV: n, the TTL, the log's length, m, the outbox's cap and
-    // trim length, c, then per device the record as read, the new one and the due time, per
-    // checked device the record as read and the due time, then per notification its key and
-    // JSON (redis_scripts.hpp).
-    const std::size_t n = devices.size();
-    const std::size_t c = checks_.size();
-    const std::size_t m = options_.outbox ? result.notifications.size() : 0;
-    const std::size_t numkeys = 4 + n + c + changes.ids.size();
-    command_.clear();
-    resp_arg(command_, std::to_string(numkeys));
-    append_commit_keys(core, devices, changes.ids);
-    resp_arg(command_, std::to_string(n));
-    resp_arg(command_, std::to_string(options_.id_ttl));
-    resp_arg(command_, log_length_);
-    resp_arg(command_, std::to_string(m));
-    resp_arg(command_, std::to_string(options_.outbox_maxlen));
-    resp_arg(command_, std::to_string(options_.outbox_trim_above));
-    resp_arg(command_, std::to_string(c));
-    append_record_args(core, devices);
-    if (m > 0) append_outbox_args(core, result);
-    const redis_reply reply = run_commit(2 + 1 + numkeys + 7 + 3 * n + 2 * c + 2 * m);
-    return take_commit_reply(core, reply.get(), devices, m, result);
-}
-
-// The commit's KEYS after the four shared ones: the written devices', the checked ones', the
-// ids'.
-void redis_store::append_commit_keys(const alert_core& core,
-                                     const std::vector<std::uint32_t>& devices,
-                                     const std::vector<std::uint64_t>& ids) {
-    resp_arg(command_, due_key_);
-    resp_arg(command_, devices_key_);
-    resp_arg(command_, log_key_);
-    resp_arg(command_, outbox_key_);
-    for (std::uint32_t d : devices) {
-        resp_device_key(command_, options_.prefix, core.account_id(core.slot(d).account),
-                        core.device_id(d));
-    }
-    for (std::uint32_t at : checks_) {
-        resp_device_key(command_, options_.prefix, devices_[at].account, devices_[at].device);
-    }
-    for (std::uint64_t id : ids) {
-        resp_count(command_, '$', options_.prefix.size() + 18);
-        append_redis_id_key(command_, options_.prefix, id);
-        command_.append("\r\n");
-    }
-}
-
-// Per written device: its record as read, the new one and its due time; per checked device:
-// its record as read and its due time.
-void redis_store::append_record_args(const alert_core& core,
-                                     const std::vector<std::uint32_t>& devices) {
-    redis_value_encoder encoder;
-    for (std::uint32_t d : devices) {
-        auto it = read_.find(d);
-        resp_arg(command_, it == read_.end() ? std::string_view() : it->second);
-        core.export_device(d, encoder);
-        core.export_cooldowns_of(d, encoder);
-        record_ = encoder.finish();
-        resp_arg(command_, record_);
-        record_.clear();
-        const double due = core.next_due(d);  // a hold, a flapping's end, a reminder
-        if (due < std::numeric_limits<double>::infinity()) append_redis_number(record_, due);
-        resp_arg(command_, record_);
-    }
-    for (std::uint32_t at : checks_) {
-        const batch_device& d = devices_[at];
-        const std::uint32_t index = core.find_device(d.account, d.device, d.hash);
-        auto it = index == string_interner::npos ? read_.end() : read_.find(index);
-        resp_arg(command_, it == read_.end() ? damaged_text_at(at) : it->second);
-        record_.clear();
-        const double due = index == string_interner::npos ? std::numeric_limits<double>::infinity()
-                                                          : core.next_due(index);
-        if (due < std::numeric_limits<double>::infinity()) append_redis_number(record_, due);
-        resp_arg(command_, record_);
-    }
-}
-
-// EVALSHA of the script loaded on this connection, with command_ as its arguments (`args` in
-// all); should Redis have lost it (SCRIPT FLUSH), EVAL in the same attempt (which loads it
-// again). An error reply throws.
-redis_reply redis_store::run_commit(std::size_t args) {
-    resp_head(head_, args, "EVALSHA");
-    resp_arg(head_, script_sha_);
-    client_.append_resp({head_, command_});
-    client_.count_round_trip();
-    redis_reply reply = client_.reply_or_error();
-    if (reply->type == REDIS_REPLY_ERROR &&
-        std::string_view(reply->str, reply->len).substr(0, 8) == "NOSCRIPT") {
-        resp_head(head_, args, "EVAL");
-        resp_arg(head_, REDIS_COMMIT_SCRIPT);
-        client_.append_resp({head_, command_});
-        reply = std::move(client_.replies(1)[0]);
-    }
-    if (reply->type == REDIS_REPLY_ERROR) client_.error_reply(std::string(reply->str, reply->len));
-    return reply;
-}
-
-// The script's reply (redis_scripts.hpp): false when a record changed since it was read.
-bool redis_store::take_commit_reply(const alert_core& core, const redisReply* r,
-                                    const std::vector<std::uint32_t>& devices, std::size_t m,
-                                    batch_result& result) {
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
-        throw redis_error("redis: unexpected reply to the commit script");
-    }
-    if (options_.after_commit) options_.after_commit();
-    if (integer_of(r->element[0]) == 0) {
-        forget_conflicting(core, r->element[1], devices);
-        return false;
-    }
-    if (r->elements > 4) note_replaced(core, r->element[4], devices);
-    ++counters_.commits;
-    wrote_ = true;
-    counters_.outbox_entries += m;
-    if (r->elements > 3 && integer_of(r->element[3]) > 0) warn_dropped(integer_of(r->element[3]));
-    for (std::uint32_t d : devices) mark(d, PRESENT);
-    result.stats.pending = integer_of(r->element[1]);
-    result.stats.devices = r->elements > 2 ? integer_of(r->element[2]) : 0;
-    return true;
-}
-
-}  // namespace alerts
-
-namespace alerts {
-
-// Per notification: its dedupKey and the JSON the answer carries for it, as compact text (the
-// answer is dumped the same way: the entry's `n` is byte for byte the answer's object).
-void redis_store::append_outbox_args(const alert_core& core, const batch_result& result) {
-    for (const notification& n : result.notifications) {
-        record_.clear();
-        append_notif_key(record_, n.key);
-        resp_arg(command_, record_);
-        resp_arg(command_, notification_json(core, n).dump(
-                               -1, ' ', false, nlohmann::json::error_handler_t::replace));
-    }
-}
-
-// Entries dropped over the cap were never acknowledged by every gateway (or no gateway reads
-// the outbox): loud, but at most one line per 10 s (with the count since the last line).
-void redis_store::warn_dropped(std::uint64_t dropped) {
-    counters_.outbox_dropped += dropped;
-    unwarned_drops_ += dropped;
-    const auto now = std::chrono::steady_clock::now();
-    if (last_drop_warning_ != std::chrono::steady_clock::time_point{} &&
-        now - last_drop_warning_ < std::chrono::seconds(10)) {
-        return;
-    }
-    last_drop_warning_ = now;
-    std::cerr << "alerts: warning: the outbox " << outbox_key_ << " is over its cap of "
-              << options_.outbox_maxlen << " entries (ALERT_OUTBOX_MAXLEN): dropped the oldest "
-              << unwarned_drops_
-              << " notifications, which no gateway had acknowledged (is alertgw running? "
-                 "set ALERT_OUTBOX=0 if nothing reads the outbox)"
-              << std::endl;
-    unwarned_drops_ = 0;
-}
-
-}  // namespace alerts
-
-namespace alerts {
-
-// Bridges. A camera's decisions read its bridge's record (its Offline waits for the bridge's,
-// or comes holds.offline after the bridge's return), and a bridge's read its cameras' (its
-// Offline inhibits those down with it; its return reschedules them). So every device read —
-// for the batch or for a due time — brings the records of its bridge and of its cameras into
-// the same read (the batch's in the first MGET, the due devices' in the second), and a commit
-// that changes a device compares the records of its bridge and cameras as read too (and sets
-// their due times again: they depend on the changed record). A container that changed one of
-// them in between makes the commit conflict, and the batch is decided again. The bridge a
-// camera's hold waits on is due no later than the camera, so it is read as a due device (with
-// its cameras, even when it was read as a camera's already) whenever the core may send its
-// Offline. A config without bridges has no links: nothing is looked up.
-void redis_store::build_links(const alert_config& config) {
-    links_.clear();
-    link_targets_.clear();
-    link_index_.clear();
-    for (const account_config& a : config.accounts) {
-        for (const auto& entry : a.devices) {
-            const device_config& d = config.devices[entry.second];
-            if (d.bridge_cfg < 0 && d.members.empty()) continue;
-            link_entry e{a.id, d.id, static_cast<std::uint32_t>(link_targets_.size()), 0};
-            auto add = [&](std::size_t k) {
-                const std::string& id = config.devices[k].id;
-                link_targets_.push_back({a.id, id, alert_core::device_key_hash(a.id, id)});
-            };
-            if (d.bridge_cfg >= 0) add(static_cast<std::size_t>(d.bridge_cfg));
-            for (std::uint32_t m : d.members) add(m);
-            e.count = static_cast<std::uint32_t>(link_targets_.size()) - e.first;
-            link_index_.emplace(alert_core::device_key_hash(a.id, d.id),
-                                static_cast<std::uint32_t>(links_.size()));
-            links_.push_back(e);
-        }
-    }
-}
-
-const redis_store::link_entry* redis_store::links_of(std::string_view account,
-                                                     std::string_view device,
-                                                     std::uint64_t h) const {
-    auto [lo, hi] = link_index_.equal_range(h);
-    for (; lo != hi; ++lo) {
-        const link_entry& e = links_[lo->second];
-        if (e.account == account && e.device == device) return &e;
-    }
-    return nullptr;
-}
-
-// Adds to devices_ the bridge and cameras of the devices at [from, to) not in it yet (and, for
-// the second read, to second_).
-void redis_store::add_linked(const alert_core& core, std::size_t from, std::size_t to,
-                             bool second) {
-    for (std::size_t i = from; i < to; ++i) {
-        const link_entry* e = links_of(devices_[i].account, devices_[i].device, devices_[i].hash);
-        if (!e) continue;
-        for (std::uint32_t k = e->first; k < e->first + e->count; ++k) {
-            const linked_device& t = link_targets_[k];
-            grow_table();
-            const std::size_t before = devices_.size();
-            const std::size_t at = find_or_add(t.account, t.device, t.hash);
-            if (devices_.size() == before) continue;
-            devices_[at].index = core.find_device(t.account, t.device, t.hash);
-            if (second) second_.push_back(static_cast<std::uint32_t>(at));
-        }
-    }
-}
-
-// Keeps table_ at most half full: rebuilds it twice as large over every device so far.
-void redis_store::grow_table() {
-    if (devices_.size() * 2 + 2 <= table_.size()) return;
-    table_.assign(table_.size() * 2, 0);
-    reindex_devices();
-}
-
-// The position of a device in devices_, or npos when this batch did not read it.
-std::size_t redis_store::find_position(std::string_view account, std::string_view device,
-                                       std::uint64_t h) const {
-    const std::size_t mask = table_.size() - 1;
-    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-        const std::uint32_t slot = table_[i];
-        if (slot == 0) return std::string::npos;
-        const batch_device& d = devices_[slot - 1];
-        if (d.hash == h && d.account == account && d.device == device) return slot - 1;
-    }
-}
-
-// checks_: the bridges and cameras of the devices the commit writes (`written`, sorted) that
-// it does not write itself, and that this batch read (a bridge read only as a camera's was not
-// due: the core decided nothing of it that needs its cameras, which are not read then).
-void redis_store::list_checks(const alert_core& core, const std::vector<std::uint32_t>& written) {
-    for (std::uint32_t d : written) {
-        const std::string_view account = core.account_id(core.slot(d).account);
-        const std::string_view device = core.device_id(d);
-        const link_entry* e =
-            links_of(account, device, alert_core::device_key_hash(account, device));
-        if (!e) continue;
-        for (std::uint32_t k = e->first; k < e->first + e->count; ++k) {
-            const linked_device& t = link_targets_[k];
-            const std::size_t at = find_position(t.account, t.device, t.hash);
-            if (at == std::string::npos) continue;
-            const std::uint32_t index = core.find_device(t.account, t.device, t.hash);
-            if (index != string_interner::npos &&
-                std::binary_search(written.begin(), written.end(), index)) {
-                continue;
-            }
-            checks_.push_back(static_cast<std::uint32_t>(at));
-        }
-    }
-    std::sort(checks_.begin(), checks_.end());
-    checks_.erase(std::unique(checks_.begin(), checks_.end()), checks_.end());
 }
 
 }  // namespace alerts

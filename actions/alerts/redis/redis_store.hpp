@@ -30,13 +30,14 @@
 #include <chrono>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/state_store.hpp"
-#include "redis/damaged_keys.hpp"
+#include "redis/bridge_links.hpp"
+#include "redis/commit_args.hpp"
 #include "redis/redis_client.hpp"
 #include "redis/redis_memory.hpp"
+#include "redis/store_batch.hpp"
 
 namespace alerts {
 
@@ -99,46 +100,38 @@ public:
     std::uint64_t round_trips() const { return client_.round_trips(); }
 
 private:
+    batch_result attempt_across_failovers(alert_core& core, const std::vector<etag>& batch,
+                                          double now);
+    void before_failover_retry(alert_core& core, const redis_unavailable& e,
+                               std::chrono::steady_clock::time_point start,
+                               std::chrono::steady_clock::time_point until, int retries);
     batch_result attempt(alert_core& core, const std::vector<etag>& batch, double now);
     std::chrono::steady_clock::time_point give_up_at(std::chrono::steady_clock::time_point start);
     void drop_batch_state(alert_core& core);
     void wait_for_replicas();
 
-    struct batch_device {
-        std::string_view account, device;  // into the batch, or into extra_keys_
-        std::uint64_t hash = 0;            // alert_core::device_key_hash
-        std::uint32_t index = 0;           // in the core, or string_interner::npos
-    };
     // What this process knows of a device's record (by core index).
     enum : std::uint8_t { UNKNOWN = 0, ABSENT = 1, PRESENT = 2 };
     static constexpr std::size_t LOG_READ_MAX = 1000;  // log entries followed per read
 
     void collect_keys(const alert_core& core, const std::vector<etag>& batch);
-    // Bridges (redis_store.cpp, "Bridges"): the devices a device's decisions read besides its
-    // own record.
-    struct linked_device {
-        std::string_view account, device;  // into the config
-        std::uint64_t hash = 0;
-    };
-    struct link_entry {
-        std::string_view account, device;
-        std::uint32_t first = 0, count = 0;  // in link_targets_
-    };
-    void build_links(const alert_config& config);
-    const link_entry* links_of(std::string_view account, std::string_view device,
-                               std::uint64_t h) const;
     void add_linked(const alert_core& core, std::size_t from, std::size_t to, bool second);
     void grow_table();
     std::size_t find_position(std::string_view account, std::string_view device,
                               std::uint64_t h) const;
     void list_checks(const alert_core& core, const std::vector<std::uint32_t>& written);
     bool follow_log(const alert_core& core, const redisReply* entries, std::uint64_t devices_now);
+    struct log_entry {
+        std::string_view id;         // in the reply
+        std::uint64_t n = 0, c = 0;  // the device counter after it, how many it created
+    };
+    log_entry take_log_entry(const alert_core& core, const redisReply* entry);
     void reset_knowledge();
     void mark(std::uint32_t index, std::uint8_t what);
     void mark_unread_absent(const alert_core& core);
     std::size_t find_or_add(std::string_view account, std::string_view device, std::uint64_t h);
     void read_reconnecting(alert_core& core, double now);
-    // read()'s steps (redis_store.cpp), in their order.
+    // read()'s steps (redis_store_read.cpp), in their order.
     struct first_read {
         bool knowledge_held = false;      // follow_log: the skipped devices had no record
         const redisReply* due = nullptr;  // ZRANGEBYSCORE's reply, in held_
@@ -165,14 +158,16 @@ private:
                        const std::vector<std::uint32_t>& devices) const;
     void remember_touched(const alert_core& core);
     bool commit_changes(const alert_core& core, batch_result& result);
-    void append_commit_keys(const alert_core& core, const std::vector<std::uint32_t>& devices,
-                            const std::vector<std::uint64_t>& ids);
-    void append_record_args(const alert_core& core, const std::vector<std::uint32_t>& devices);
+    void list_commit_devices(const alert_core& core, const batch_result& result);
+    commit_settings commit_settings_of_store() const;
+    void gather_commit(const alert_core& core, const batch_result& result);
+    void encode_records(const alert_core& core);
+    std::string_view record_as_read(std::uint32_t index) const;
+    void gather_notes(const alert_core& core, const batch_result& result);
     redis_reply run_commit(std::size_t args);
     bool take_commit_reply(const alert_core& core, const redisReply* r,
                            const std::vector<std::uint32_t>& devices, std::size_t m,
                            batch_result& result);
-    void append_outbox_args(const alert_core& core, const batch_result& result);
     void warn_dropped(std::uint64_t dropped);
     void check_memory();
 
@@ -183,61 +178,29 @@ private:
     std::string due_key_;
     std::string devices_key_;
     std::string log_key_;
-    std::string log_length_;
     std::string outbox_key_;
     std::chrono::steady_clock::time_point last_drop_warning_{};
     std::uint64_t unwarned_drops_ = 0;
     std::string script_sha_;               // of REDIS_COMMIT_SCRIPT, from SCRIPT LOAD
     std::uint64_t script_connection_ = 0;  // the connection it was loaded on
-    bool wrote_ = false;                   // the last commit_changes wrote something
-
-    // Per batch. Commands are written in the protocol's form into reused buffers, replies kept
-    // until the commit (the records as read are views into them): no string per key.
-    std::vector<batch_device> devices_;  // the batch's distinct devices, then due ones outside it
-    std::size_t batch_devices_ = 0;
-    std::vector<std::uint32_t> table_;  // open addressing over devices_: index + 1, 0 = empty
-    std::string device_args_;           // RESP arguments: the batch's device keys
-    std::string id_args_;               // RESP arguments: the id keys
-    std::size_t id_count_ = 0;
-    std::string head_;     // a command's RESP header
-    std::string command_;  // the commit's arguments
-    std::vector<std::uint64_t> id_hashes_;
-    std::vector<std::string> extra_keys_;  // due device keys outside the batch
-    std::vector<redis_reply> held_;        // the replies the records as read point into
-    std::unordered_map<std::uint32_t, std::string_view> read_;  // device index -> record as read
-    std::vector<std::uint32_t> touched_;  // device indices to forget before the next batch
-    std::vector<std::uint32_t> commit_devices_;
-    std::string record_;
-    std::uint64_t read_pending_ = 0;
-    std::uint64_t read_devices_ = 0;
 
     // Devices known to have no record, and the position in the creations log from which that
-    // holds (redis_store.cpp, "Devices without a record"). Kept between batches.
+    // holds (redis_store_read.cpp, "Devices without a record"). Kept between batches.
     std::vector<std::uint8_t> known_;
     bool log_valid_ = false;
     std::string log_id_;           // the last entry followed ("0-0": none yet)
     std::uint64_t log_total_ = 0;  // the device counter as of that position
     const alert_config* known_config_ = nullptr;
-    std::vector<std::uint32_t> read_list_;    // positions in devices_ read by the MGET
-    std::vector<std::uint32_t> skipped_;      // positions in devices_ not read
-    std::vector<std::uint32_t> second_;       // positions in devices_ read in a second trip
-    std::vector<std::uint32_t> nil_unknown_;  // read, no record, not yet in the core
-    bool mark_absent_ = false;                // this attempt's nil replies prove absence
 
-    // Bridges: per device of a bridge group (a bridge, a camera behind one), the devices its
-    // decisions read (its bridge, its cameras). Empty for a config without bridges: then
-    // nothing below costs anything.
-    std::vector<link_entry> links_;
-    std::vector<linked_device> link_targets_;
-    std::unordered_multimap<std::uint64_t, std::uint32_t> link_index_;  // key hash -> links_
-    double batch_max_ts_ = 0;                   // the batch's latest ts (due devices read up to it)
-    std::vector<std::uint32_t> checks_;         // positions in devices_: compared, not written
-    std::vector<std::uint32_t> due_positions_;  // positions in devices_ of the due devices
+    // Bridges (redis_store_read.cpp, "Bridges"): per device of a bridge group, the devices its
+    // decisions read. Empty for a config without bridges: then nothing costs anything.
+    bridge_links links_;
 
-    // Damaged keys (docs/alerts.md, "Damaged keys"): this attempt's, and the device keys whose
-    // text is no record (position in devices_ -> the text as read: what the commit compares).
-    damaged_keys damaged_;
-    std::unordered_map<std::uint32_t, std::string_view> damaged_texts_;
+    // What the batch under way reads, holds and commits (store_batch.hpp): nothing of it
+    // outlives the batch but the buffers' capacity.
+    store_batch batch_;
+    // The core's devices this batch restored or changed, forgotten before the next one reads.
+    std::vector<std::uint32_t> touched_;
 };
 
 }  // namespace alerts
