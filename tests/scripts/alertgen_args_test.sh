@@ -41,6 +41,7 @@ refused "unknown flag 'devices'" devices
 refused "--batch needs a value" --devices 10 --batch
 refused "--batch needs a value" --batch=
 refused "--config takes no value" --config=1
+refused "--help takes no value" -hx  # no grouped one-letter flags
 # In the order given: the first bad one is named; a repeated flag's last value wins.
 refused "--devices: '0' is not a whole number from 1 to 10000000" --devices 0 --nope
 [ "$("$alertgen" --devices 1 --devices 100 --minutes 1 --batch 1 | wc -l)" -ge 500 ] ||

@@ -247,7 +247,8 @@ std::vector<po::option> split(int argc, char** argv) {
     try {
         return po::command_line_parser(argc, argv)
             .options(described())
-            .style(style::unix_style & ~style::allow_guessing)
+            .style(style::allow_long | style::long_allow_adjacent | style::long_allow_next |
+                   style::allow_short | style::allow_dash_for_short | style::short_allow_next)
             .allow_unregistered()
             .run()
             .options;
