@@ -28,7 +28,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config binutils libgcc-12-dev \
       nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev libcurl4-openssl-dev \
-      libboost-dev prometheus-cpp-dev zip \
+      libboost-dev libboost-program-options-dev prometheus-cpp-dev zip \
  && rm -rf /var/lib/apt/lists/*
 COPY . .
 # The shipped zips hold the exec.env the proxy checks (actionloop_add_action writes it, as

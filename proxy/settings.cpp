@@ -7,7 +7,11 @@
 #include <iterator>
 #include <optional>
 #include <stdexcept>
-#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/parsers.hpp>
 
 namespace actionloop {
 namespace {
@@ -167,62 +171,89 @@ int parse_port(const std::string& text, const char* name = "-port") {
     return port;
 }
 
-std::string_view flag_name(std::string_view arg) {
-    if (arg.substr(0, 2) == "--") return arg.substr(2);
-    if (arg.substr(0, 1) == "-") return arg.substr(1);
+[[noreturn]] void usage_error(const std::string& reason) {
+    throw std::invalid_argument(reason + "\n" + USAGE);
+}
+
+// Go's booleans, after '=' only (-debug=false): a switch alone is on.
+bool go_boolean(const std::string& flag, const std::string& text) {
+    for (const char* yes : {"1", "t", "T", "true", "TRUE", "True"}) {
+        if (text == yes) return true;
+    }
+    for (const char* no : {"0", "f", "F", "false", "FALSE", "False"}) {
+        if (text == no) return false;
+    }
+    usage_error("invalid boolean value '" + text + "' for " + flag + ": true or false");
+}
+
+const char* const SWITCHES[] = {"debug", "version", "help", "h"};
+
+// Boost.Program_options takes a switch without a value; this hook hands it -switch=VALUE
+// (and --switch=VALUE) whole, as the option "switch=", for go_boolean.
+std::pair<std::string, std::string> switch_with_value(const std::string& token) {
+    if (token.size() < 2 || token[0] != '-') return {};
+    const std::string word = token.substr(token.rfind("--", 0) == 0 ? 2 : 1);
+    const size_t eq = word.find('=');
+    if (eq == std::string::npos) return {};
+    for (const char* name : SWITCHES) {
+        if (word.compare(0, eq, name) == 0) return {"switch=", word};
+    }
     return {};
 }
 
+// The proxy's flags, Go-style: Boost.Program_options with allow_long_disguise takes -port as
+// --port (and -h as --h: no short flags), and -port VALUE, -port=VALUE, --port=VALUE; flags
+// stay in the order given.
+std::vector<boost::program_options::option> split_flags(int argc, char** argv) {
+    namespace po = boost::program_options;
+    namespace style = po::command_line_style;
+    po::options_description flags;
+    for (const char* name : {"port", "host", "metrics-port", "compile", "env", "switch="}) {
+        flags.add_options()(name, po::value<std::string>());
+    }
+    for (const char* name : SWITCHES) flags.add_options()(name, po::bool_switch());
+    try {
+        return po::command_line_parser(argc, argv)
+            .options(flags)
+            .style(style::allow_long | style::allow_long_disguise | style::long_allow_adjacent |
+                   style::long_allow_next)
+            .extra_parser(switch_with_value)
+            .allow_unregistered()
+            .run()
+            .options;
+    } catch (const po::invalid_command_line_syntax& e) {
+        std::string name = e.get_option_name();
+        name = name.substr(name.find_first_not_of('-'));
+        name = name.substr(0, name.find('='));
+        usage_error("flag needs an argument: -" + name);
+    }
+}
+
 void parse_flags(int argc, char** argv, settings& s, bool& host_given, bool& metrics_given) {
-    for (int i = 1; i < argc; ++i) {
-        std::string_view name = flag_name(argv[i]);
-        // -flag=value and --flag=value, as Go's flag package takes them.
-        std::optional<std::string> inline_value;
-        if (const size_t eq = name.find('='); eq != std::string_view::npos) {
-            inline_value = std::string(name.substr(eq + 1));
-            name = name.substr(0, eq);
+    for (const boost::program_options::option& given : split_flags(argc, argv)) {
+        const std::string& name = given.string_key;
+        if (given.unregistered || name.empty()) {
+            usage_error("unknown flag '" + given.original_tokens.at(0) + "'");
         }
-        const std::string flag = "-" + std::string(name);
-        auto value = [&]() -> std::string {
-            if (inline_value) return *inline_value;
-            if (i + 1 >= argc) {
-                throw std::invalid_argument("flag needs an argument: " + std::string(argv[i]) +
-                                            "\n" + USAGE);
-            }
-            return argv[++i];
-        };
-        // A switch is on, or takes Go's boolean values after '=' (-debug=false).
-        auto switch_value = [&]() -> bool {
-            if (!inline_value) return true;
-            for (const char* yes : {"1", "t", "T", "true", "TRUE", "True"}) {
-                if (*inline_value == yes) return true;
-            }
-            for (const char* no : {"0", "f", "F", "false", "FALSE", "False"}) {
-                if (*inline_value == no) return false;
-            }
-            throw std::invalid_argument("invalid boolean value '" + *inline_value + "' for " +
-                                        flag + ": true or false\n" + USAGE);
-        };
-        if (name == "debug") {
-            s.debug = switch_value();
-        } else if (name == "version") {
-            s.version = switch_value();
-        } else if (name == "h" || name == "help") {
-            s.help = switch_value();
+        const std::string value = given.value.empty() ? "" : given.value[0];
+        if (name == "switch=") {  // debug=false, h=1, ...
+            const std::string flag = value.substr(0, value.find('='));
+            const bool on = go_boolean("-" + flag, value.substr(value.find('=') + 1));
+            (flag == "debug" ? s.debug : flag == "version" ? s.version : s.help) = on;
+        } else if (name == "debug" || name == "version" || name == "help" || name == "h") {
+            (name == "debug" ? s.debug : name == "version" ? s.version : s.help) = true;
         } else if (name == "compile") {
-            s.compile_main = value();
+            s.compile_main = value;
         } else if (name == "env") {
-            s.env_json = value();
+            s.env_json = value;
         } else if (name == "port") {
-            s.port = parse_port(value());
+            s.port = parse_port(value);
         } else if (name == "metrics-port") {
-            s.metrics_port = parse_port(value(), "-metrics-port");
+            s.metrics_port = parse_port(value, "-metrics-port");
             metrics_given = true;
-        } else if (name == "host") {
-            s.host = value();
+        } else {  // host
+            s.host = value;
             host_given = true;
-        } else {
-            throw std::invalid_argument("unknown flag '" + std::string(argv[i]) + "'\n" + USAGE);
         }
     }
 }

@@ -251,7 +251,14 @@ TEST_CASE("cli: -flag=value and --flag=value, as Go's flag package takes them") 
     const command_result bad_port = proxy_command({"--port=80x"}, "", cwd);
     CHECK(bad_port.exit_code == 2);
     CHECK(contains(bad_port.err, "invalid -port '80x': a number from 1 to 65535"));
-    CHECK(proxy_command({"--port="}, "", cwd).exit_code == 2);
+    // '=' and nothing after it is a missing value, for every flag that takes one.
+    for (const std::string flag : {"port", "host", "metrics-port", "compile", "env"}) {
+        const command_result empty = proxy_command({"--" + flag + "="}, "", cwd);
+        CHECK(empty.exit_code == 2);
+        CHECK(contains(empty.err, "flag needs an argument: -" + flag + "\nusage: proxy"));
+    }
+    // Flags are whole words: -hx is no -h (there are no one-letter flags to group).
+    CHECK(contains(proxy_command({"-hx"}, "", cwd).err, "unknown flag '-hx'"));
 }
 
 TEST_CASE("cli: -h, -help and --help print every flag and variable with its default") {

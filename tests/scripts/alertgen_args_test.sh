@@ -39,6 +39,13 @@ done
 refused "unknown flag '--device'" --device 5
 refused "unknown flag 'devices'" devices
 refused "--batch needs a value" --devices 10 --batch
+refused "--batch needs a value" --batch=
+refused "--config takes no value" --config=1
+refused "--help takes no value" -hx  # no grouped one-letter flags
+# In the order given: the first bad one is named; a repeated flag's last value wins.
+refused "--devices: '0' is not a whole number from 1 to 10000000" --devices 0 --nope
+[ "$("$alertgen" --devices 1 --devices 100 --minutes 1 --batch 1 | wc -l)" -ge 500 ] ||
+    fail "a repeated flag: the last value wins"
 
 "$alertgen" --help | grep -q -- '--devices N        devices (1000; 1..10000000)' ||
     fail "--help does not list --devices with its range"

@@ -11,6 +11,10 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/parsers.hpp>
 
 #include "gateway/ledger/email_address.hpp"
 
@@ -224,6 +228,37 @@ const std::map<std::string, flag_handler>& value_flags() {
     return FLAGS;
 }
 
+// Boost.Program_options splits the words (--flag VALUE, --flag=VALUE, -h, repeats); the table
+// above checks each value, in the order given. Its own messages are replaced by ones that name
+// the flag only: a value may hold a secret.
+namespace po = boost::program_options;
+
+po::options_description described() {
+    po::options_description described;
+    for (const auto& [flag, handler] : value_flags()) {
+        described.add_options()(flag.substr(2).c_str(), po::value<std::string>());
+    }
+    described.add_options()("smtp-require-tls", po::bool_switch())("help,h", po::bool_switch());
+    return described;
+}
+
+std::vector<po::option> split(int argc, char** argv) {
+    namespace style = po::command_line_style;
+    try {
+        return po::command_line_parser(argc, argv)
+            .options(described())
+            .style(style::allow_long | style::long_allow_adjacent | style::long_allow_next |
+                   style::allow_short | style::allow_dash_for_short | style::short_allow_next)
+            .allow_unregistered()
+            .run()
+            .options;
+    } catch (const po::invalid_command_line_syntax& e) {
+        const bool extra = e.kind() == po::invalid_command_line_syntax::extra_parameter;
+        throw std::invalid_argument(e.get_option_name() +
+                                    (extra ? " takes no value" : " needs a value"));
+    }
+}
+
 void read_redis_environment(options& settings) {
     const std::string url = env("ALERT_REDIS_URL");
     const std::string sentinels = env("ALERT_REDIS_SENTINELS");
@@ -297,28 +332,21 @@ std::string webhook_name(const std::string& url) {
 options parse_options(int argc, char** argv, bool& help) {
     options settings;
     help = false;
-    for (int i = 1; i < argc; ++i) {
-        std::string flag = argv[i];
-        std::string value;
-        bool has_value = false;
-        if (const auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = flag.substr(eq + 1);
-            flag = flag.substr(0, eq);
-            has_value = true;
+    for (const po::option& given : split(argc, argv)) {
+        const std::string& name = given.string_key;
+        if (given.unregistered || name.empty()) {
+            const std::string word = given.original_tokens.at(0);
+            throw std::invalid_argument("unknown flag '" + word.substr(0, word.find('=')) + "'");
         }
-        if (flag == "-h" || flag == "--help") {
+        if (name == "help") {
             help = true;
             return settings;
         }
-        if (flag == "--smtp-require-tls") {
+        if (name == "smtp-require-tls") {
             settings.smtp.require_tls = true;
             continue;
         }
-        const auto handler = value_flags().find(flag);
-        if (handler == value_flags().end())
-            throw std::invalid_argument("unknown flag '" + flag + "'");
-        if (!has_value && i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-        handler->second(settings, has_value ? value : argv[++i]);
+        value_flags().at("--" + name)(settings, given.value.at(0));
     }
     read_redis_environment(settings);
     read_secret_environment(settings);

@@ -7,6 +7,9 @@
 #include <stdexcept>
 #include <string_view>
 
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/parsers.hpp>
+
 namespace alerts {
 
 const char* alertgen_usage() {
@@ -124,9 +127,40 @@ const std::vector<flag_spec>& flags() {
     return FLAGS;
 }
 
+// Boost.Program_options splits the words (--flag VALUE, --flag=VALUE, -h); the table above
+// checks each value, in the order given (a repeated flag: the last wins).
+namespace po = boost::program_options;
+
+po::options_description described() {
+    po::options_description described;
+    for (const flag_spec& f : flags()) {
+        described.add_options()(std::string(f.name.substr(2)).c_str(), po::value<std::string>());
+    }
+    described.add_options()("config", po::bool_switch())("ticks", po::bool_switch())(
+        "help,h", po::bool_switch());
+    return described;
+}
+
+std::vector<po::option> split(const std::vector<std::string>& args) {
+    namespace style = po::command_line_style;
+    try {
+        return po::command_line_parser(args)
+            .options(described())
+            .style(style::allow_long | style::long_allow_adjacent | style::long_allow_next |
+                   style::allow_short | style::allow_dash_for_short | style::short_allow_next)
+            .allow_unregistered()
+            .run()
+            .options;
+    } catch (const po::invalid_command_line_syntax& e) {
+        const bool extra = e.kind() == po::invalid_command_line_syntax::extra_parameter;
+        throw std::invalid_argument(e.get_option_name() +
+                                    (extra ? " takes no value" : " needs a value"));
+    }
+}
+
 const flag_spec* find_flag(std::string_view name) {
     for (const flag_spec& f : flags()) {
-        if (f.name == name) return &f;
+        if (f.name.substr(2) == name) return &f;
     }
     return nullptr;
 }
@@ -135,31 +169,21 @@ const flag_spec* find_flag(std::string_view name) {
 
 alertgen_options parse_alertgen_args(const std::vector<std::string>& args) {
     alertgen_options o;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        std::string_view a = args[i];
-        std::string_view value;
-        bool inline_value = false;
-        if (const auto eq = a.find('='); a.substr(0, 2) == "--" && eq != std::string_view::npos) {
-            value = a.substr(eq + 1);
-            a = a.substr(0, eq);
-            inline_value = true;
+    for (const po::option& given : split(args)) {
+        const std::string& name = given.string_key;
+        if (given.unregistered || name.empty()) {
+            const std::string word = given.original_tokens.at(0);
+            throw std::invalid_argument("unknown flag '" + word.substr(0, word.find('=')) + "'");
         }
-        if (a == "--help" || a == "-h") {
+        if (name == "help") {
             o.help = true;
             return o;
         }
-        if ((a == "--config" || a == "--ticks") && !inline_value) {
-            (a == "--config" ? o.config : o.ticks) = true;
+        if (name == "config" || name == "ticks") {
+            (name == "config" ? o.config : o.ticks) = true;
             continue;
         }
-        const flag_spec* f = find_flag(a);
-        if (!f) throw std::invalid_argument("unknown flag '" + std::string(a) + "'");
-        if (!inline_value) {
-            if (i + 1 >= args.size())
-                throw std::invalid_argument(std::string(a) + " needs a value");
-            value = args[++i];
-        }
-        f->set(o, a, value);
+        find_flag(name)->set(o, "--" + name, given.value.at(0));
     }
     return o;
 }
