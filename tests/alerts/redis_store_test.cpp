@@ -235,7 +235,7 @@ TEST_CASE("redis: a Redis that does not answer times out within the time-out, in
 }
 
 // A process skips reading devices it found without a record, as long as the creations log
-// shows none of them got one since (redis_store.cpp, "Devices without a record").
+// shows none of them got one since (redis_store_read.cpp, "Devices without a record").
 TEST_CASE("redis: a device another container gave a record is read again, not skipped") {
     redis_server server;
     container a(server), b(server);
