@@ -1014,6 +1014,32 @@ TEST_CASE("a webhook hanging beside a healthy SMTP server: the e-mails are not d
     gw.kill9();  // SIGTERM would wait out the hanging deliveries (--timeout 30)
 }
 
+// How many XREADGROUPs Redis has served (INFO commandstats).
+long long xreadgroup_calls(rig& r) {
+    const std::string stats = r.redis().command({"INFO", "commandstats"});
+    const auto at = stats.find("cmdstat_xreadgroup:calls=");
+    if (at == std::string::npos) return 0;
+    return std::stoll(stats.substr(at + std::string("cmdstat_xreadgroup:calls=").size()));
+}
+
+TEST_CASE("a transfer hanging: alertgw waits on it and on Redis at once, it does not poll") {
+    rig r;
+    r.start_smtp();
+    r.start_hook("hang");
+    child gw = r.gateway("gw1", {"--timeout", "30"}, true);
+    r.add("stuck", 1);
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.mail_keys().size() == 1; }, 10s), gw.err());
+    REQUIRE(support::wait_until([&] { return metric(r.metrics(), "alertgw_in_flight") == 1; }, 5s));
+    const long long before = xreadgroup_calls(r);
+    std::this_thread::sleep_for(1s);  // the span measured: the webhook still hangs
+    const long long polls = xreadgroup_calls(r) - before;
+    CHECK_MESSAGE(polls <= 30, "XREADGROUPs in 1 s with a transfer open: " << polls);
+    // A new entry is still read and e-mailed at once.
+    r.add("fresh", 1);
+    CHECK(support::wait_until([&] { return r.mail_keys().size() == 2; }, 2s));
+    gw.kill9();  // SIGTERM would wait out the hanging delivery (--timeout 30)
+}
+
 TEST_CASE("a refused recipient and a malformed one are dead-lettered on their own, the others "
           "have the e-mail") {
     rig r;
