@@ -271,6 +271,11 @@ public:
         return keys;
     }
 
+    /// How many progress hashes (<prefix>gw:<id>) Redis holds.
+    long long progress_count() const {
+        return std::stoll(
+            redis_.command({"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", PREFIX + "gw:*"}));
+    }
     std::string pending_count() const {
         const std::string s = redis_.command({"XPENDING", PREFIX + "outbox", "alertgw"});
         return s.substr(0, s.find('\n'));
@@ -464,7 +469,7 @@ TEST_CASE(
         support::wait_until(
             [&] { return r.hook_keys().size() >= 65 && r.mail_keys().size() >= 60; }, 20s),
         gw.err());
-    std::this_thread::sleep_for(300ms);  // nothing more arrives
+    // Everything acknowledged: whatever was sent twice would have been sent before.
     CHECK(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
 
     // Webhook: each notification once, its JSON as the outbox holds it, the key in the header.
@@ -541,7 +546,7 @@ TEST_CASE("two alertgw share the work with no duplicates") {
     }
     REQUIRE(support::wait_until(
         [&] { return r.hook_keys().size() >= 300 && r.mail_keys().size() >= 300; }, 30s));
-    std::this_thread::sleep_for(300ms);
+    REQUIRE(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
     CHECK(r.hook_keys().size() == 300);
     CHECK(r.mail_keys().size() == 300);
     CHECK(distinct(r.hook_keys()) == keys_of(sent));
@@ -569,7 +574,8 @@ TEST_CASE(
     child a = r.gateway("gwA", {"--timeout", "30", "--claim-after", "1"});
     // A has e-mailed everything; its webhook deliveries are in flight, never acknowledged.
     REQUIRE(support::wait_until([&] { return r.mail_keys().size() >= 20; }, 15s));
-    std::this_thread::sleep_for(300ms);  // its progress (e-mail delivered) is written
+    // Its progress (e-mail delivered) is written: one hash per entry.
+    REQUIRE(support::wait_until([&] { return r.progress_count() == 20; }, 5s));
     a.kill9();
     CHECK(r.pending_count() == "20");
     r.hook_mode("ok");
@@ -589,7 +595,7 @@ TEST_CASE("kill -9 mid-stream: nothing lost, a duplicate only with the same key"
     child a = r.gateway("gwA", {"--claim-after", "1"});
     child b = r.gateway("gwB", {"--claim-after", "1"});
     auto sent = r.add("m", 200);
-    std::this_thread::sleep_for(60ms);
+    REQUIRE(support::wait_until([&] { return !r.hook_keys().empty(); }, 10s));  // under way
     a.kill9();
     auto more = r.add("n", 100);
     sent.insert(more.begin(), more.end());
@@ -614,7 +620,13 @@ TEST_CASE("a webhook down for some seconds, then back: delivered, e-mail not sen
     auto sent = r.add("d", 10);
     child gw = r.gateway("gw1", {"--timeout", "0.5"}, true);
     REQUIRE(support::wait_until([&] { return r.mail_keys().size() >= 10; }, 10s));
-    std::this_thread::sleep_for(2s);  // attempts 1-3 fail: connection refused
+    // Two attempts of each fail: connection refused.
+    REQUIRE(support::wait_until(
+        [&] {
+            return metric(r.metrics(), "alertgw_retried_total{target=\"" + r.hook_name() + "\"}") >=
+                   20;
+        },
+        10s));
     CHECK(r.pending_count() == "10");
     r.start_hook();
     REQUIRE_MESSAGE(support::wait_until([&] { return r.hook_keys().size() >= 10; }, 15s), gw.out());
@@ -687,7 +699,8 @@ TEST_CASE("the SMTP server down, then up: the e-mails go out, the webhook is not
     auto sent = r.add("s", 8);
     child gw = r.gateway("gw1", {"--timeout", "0.5"}, true);
     REQUIRE(support::wait_until([&] { return r.hook_keys().size() >= 8; }, 10s));
-    std::this_thread::sleep_for(1500ms);
+    REQUIRE(support::wait_until(  // each e-mail failed once at least
+        [&] { return metric(r.metrics(), "alertgw_retried_total{target=\"email\"}") >= 8; }, 10s));
     CHECK(r.pending_count() == "8");
     CHECK(r.mail_keys().empty());
     r.start_smtp();
@@ -766,15 +779,15 @@ TEST_CASE("Redis killed and restarted from its AOF mid-stream: nothing lost, not
     auto sent = r.add("a", 50);
     REQUIRE(support::wait_until([&] { return r.hook_keys().size() >= 50; }, 10s));
     REQUIRE(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
-    r.redis().stop();                    // SIGKILL: a crash
-    std::this_thread::sleep_for(700ms);  // the gateway sees Redis gone
+    r.redis().stop();             // SIGKILL: a crash
+    REQUIRE(support::wait_until(  // the gateway sees Redis gone
+        [&] { return metric(r.metrics(), "alertgw_redis_errors_total") >= 1; }, 5s));
     r.redis().start();
     auto more = r.add("b", 50);
     sent.insert(more.begin(), more.end());
     REQUIRE_MESSAGE(support::wait_until([&] { return r.hook_keys().size() >= 100; }, 15s),
                     gw.err());
     CHECK(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
-    std::this_thread::sleep_for(300ms);
     CHECK(r.hook_keys().size() == 100);
     CHECK(r.mail_keys().size() == 100);
     CHECK(distinct(r.hook_keys()) == keys_of(sent));
@@ -877,7 +890,6 @@ TEST_CASE("a generated stream through 2 proxies sharing Redis and 2 gateways: ev
                     "webhook " << r.hook_keys().size() << "/" << want_hook.size() << ", mail "
                                << r.mail_keys().size() << "/" << want_mail.size());
     CHECK(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
-    std::this_thread::sleep_for(300ms);
     CHECK(r.hook_keys() == want_hook);
     CHECK(r.mail_keys() == want_mail);
     CHECK(exited_zero(a.stop()));
@@ -984,7 +996,8 @@ TEST_CASE("SIGTERM with Redis gone: alertgw still exits 0 within seconds") {
     child gw = r.gateway("gw1");
     REQUIRE(support::wait_until([&] { return r.hook_keys().size() >= 3; }, 10s));
     r.redis().stop();
-    std::this_thread::sleep_for(300ms);
+    REQUIRE(support::wait_until(
+        [&] { return gw.err().find("event=redisError") != std::string::npos; }, 5s));
     const auto t0 = std::chrono::steady_clock::now();
     CHECK(exited_zero(gw.stop(20s)));
     CHECK(std::chrono::steady_clock::now() - t0 < 6s);
@@ -1012,6 +1025,32 @@ TEST_CASE("a webhook hanging beside a healthy SMTP server: the e-mails are not d
     CHECK(metric(m, "alertgw_in_flight") == 4);
     CHECK(r.pending_count() == "80");  // held for the webhook, whose progress is kept
     gw.kill9();  // SIGTERM would wait out the hanging deliveries (--timeout 30)
+}
+
+// How many XREADGROUPs Redis has served (INFO commandstats).
+long long xreadgroup_calls(rig& r) {
+    const std::string stats = r.redis().command({"INFO", "commandstats"});
+    const auto at = stats.find("cmdstat_xreadgroup:calls=");
+    if (at == std::string::npos) return 0;
+    return std::stoll(stats.substr(at + std::string("cmdstat_xreadgroup:calls=").size()));
+}
+
+TEST_CASE("a transfer hanging: alertgw waits on it and on Redis at once, it does not poll") {
+    rig r;
+    r.start_smtp();
+    r.start_hook("hang");
+    child gw = r.gateway("gw1", {"--timeout", "30"}, true);
+    r.add("stuck", 1);
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.mail_keys().size() == 1; }, 10s), gw.err());
+    REQUIRE(support::wait_until([&] { return metric(r.metrics(), "alertgw_in_flight") == 1; }, 5s));
+    const long long before = xreadgroup_calls(r);
+    std::this_thread::sleep_for(1s);  // the span measured: the webhook still hangs
+    const long long polls = xreadgroup_calls(r) - before;
+    CHECK_MESSAGE(polls <= 30, "XREADGROUPs in 1 s with a transfer open: " << polls);
+    // A new entry is still read and e-mailed at once.
+    r.add("fresh", 1);
+    CHECK(support::wait_until([&] { return r.mail_keys().size() == 2; }, 2s));
+    gw.kill9();  // SIGTERM would wait out the hanging delivery (--timeout 30)
 }
 
 TEST_CASE("a refused recipient and a malformed one are dead-lettered on their own, the others "

@@ -295,12 +295,8 @@ redis_reply redis_client::reply_or_error() {
     return redis_reply(static_cast<redisReply*>(raw));
 }
 
-void* redis_client::read_reply() {
-    // hiredis's redisGetReply, with each write and wait bounded by the time left rather than
-    // by a whole time-out each (a blocked Redis would otherwise cost one time-out per read).
-    void* raw = nullptr;
-    if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) fail("unreadable reply");
-    if (raw) return raw;
+void redis_client::send_queued() {
+    if (!ctx_) throw redis_error("redis " + label_ + ": not connected");
     for (int done = sdslen(ctx_->obuf) == 0; !done;) {  // sent already: nothing to write
         const timeval tv = to_timeval(time_left("sending a command"));
         if (::setsockopt(ctx_->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
@@ -311,6 +307,15 @@ void* redis_client::read_reply() {
             fail("cannot send");
         }
     }
+}
+
+void* redis_client::read_reply() {
+    // hiredis's redisGetReply, with each write and wait bounded by the time left rather than
+    // by a whole time-out each (a blocked Redis would otherwise cost one time-out per read).
+    void* raw = nullptr;
+    if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) fail("unreadable reply");
+    if (raw) return raw;
+    send_queued();
     while (!raw) {
         pollfd p{ctx_->fd, POLLIN, 0};
         const int ready = ::poll(&p, 1, static_cast<int>(time_left("waiting for a reply").count()));

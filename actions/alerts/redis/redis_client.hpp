@@ -70,6 +70,11 @@ public:
     /// The same, but an error reply is returned (the connection kept): for the last command
     /// queued, when the caller knows what to do with an error (NOSCRIPT).
     redis_reply reply_or_error();
+    /// Sends the queued commands now, without reading a reply (reply() reads them later).
+    void send_queued();
+    /// The connection's socket (-1 without one): a caller waiting on several things at once
+    /// polls it and calls reply() once it is readable.
+    int fd() const { return ctx_ ? ctx_->fd : -1; }
     /// Sends the queued commands and reads their replies: one round trip.
     std::vector<redis_reply> replies(std::size_t n);
     /// From now on, everything shares one budget of `timeout` (one activation's I/O).

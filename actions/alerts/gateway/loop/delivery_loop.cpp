@@ -17,12 +17,11 @@ using std::chrono::milliseconds;
 using steady = std::chrono::steady_clock;
 
 constexpr auto REDIS_TIMEOUT = std::chrono::seconds(5);
-constexpr int LONGEST_READ_WAIT_MS = 100;  // SIGTERM is seen within it
+constexpr int LONGEST_WAIT_MS = 100;  // SIGTERM is seen within it
+// How long an XREADGROUP waits in Redis for new entries: the loop does not wait on it (it
+// polls its socket), so this only sets how often an idle gateway asks again.
+constexpr int READ_BLOCK_MS = 1000;
 constexpr std::size_t CLAIM_BATCH = 100;
-// With transfers in flight, the loop waits on them this long before it looks at the outbox
-// again (XREADGROUP cannot block then): the most a new entry waits to be read while a slow
-// target keeps transfers open. 1 ms: at most ~1,000 cheap XREADGROUPs a second.
-constexpr int TRANSFER_POLL_MS = 1;
 
 double wall_seconds() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
@@ -65,6 +64,8 @@ delivery_loop::delivery_loop(const options& settings, const std::atomic<bool>& s
       target_names_(names_of(specs_of(settings))),
       redis_(settings.redis, std::chrono::duration_cast<milliseconds>(REDIS_TIMEOUT)),
       outbox_(redis_, settings.prefix, settings.consumer),
+      reader_redis_(settings.redis, std::chrono::duration_cast<milliseconds>(REDIS_TIMEOUT)),
+      reader_(reader_redis_, settings.prefix, settings.consumer),
       ledger_(specs_of(settings),
               retry_policy{settings.max_attempts, settings.backoff_first, settings.backoff_max},
               ledger_limits{settings.window, settings.max_held, settings.concurrency}),
@@ -110,6 +111,7 @@ bool delivery_loop::turn() {
     const steady_time now = steady::now();
     if (stop_requested_.load() && !stopping_) {
         stopping_ = true;
+        drop_read();
         log_err(fields_log(
             {{"event", "stopping"}, {"inFlight", std::to_string(transport_.in_flight())}}));
     }
@@ -119,9 +121,9 @@ bool delivery_loop::turn() {
     }
     collect_reports();
     if (stopping_ && transport_.in_flight() == 0) return false;
-    const bool got_work = talk_to_redis(now);
+    talk_to_redis(now);
     update_gauges();
-    if (!got_work) idle_wait();
+    wait();
     return true;
 }
 
@@ -190,16 +192,15 @@ void delivery_loop::report_event(const ledger_event& event) {
     }
 }
 
-bool delivery_loop::talk_to_redis(steady_time now) {
-    if (now < redis_retry_at_) return false;
+void delivery_loop::talk_to_redis(steady_time now) {
+    if (now < redis_retry_at_) return;
     try {
         write_out();
-        if (stopping_) return false;
+        if (stopping_) return;
         housekeeping(now);
-        return read_more();
+        ask_for_more(now);
     } catch (const redis_error& error) {
         redis_failed(error);
-        return false;
     }
 }
 
@@ -211,10 +212,9 @@ void delivery_loop::housekeeping(steady_time now) {
     if (now >= next_claim_) {
         next_claim_ = now + claim_every;
         std::string cursor = "0-0";
-        for (int round = 0; round < 8 && ledger_.room() > 0; ++round) {
-            take(
-                outbox_.claim(settings_.claim_after, cursor, std::min(CLAIM_BATCH, ledger_.room())),
-                true);
+        for (int round = 0; round < 8 && free_room() > 0; ++round) {
+            take(outbox_.claim(settings_.claim_after, cursor, std::min(CLAIM_BATCH, free_room())),
+                 true);
             if (cursor == "0-0" || cursor.empty()) break;
         }
     }
@@ -230,21 +230,63 @@ void delivery_loop::housekeeping(steady_time now) {
     }
 }
 
-bool delivery_loop::read_more() {
-    const std::size_t room = std::min(static_cast<std::size_t>(settings_.batch), ledger_.room());
-    if (room == 0) return false;
-    const auto records = outbox_.read_new(room, read_wait_ms());
-    take(records, false);
-    return !records.empty();
+// New entries are asked for once at a time, on the reader's connection; wait() reads the answer
+// when it arrives. An answer overdue (Redis hanging) drops that connection.
+void delivery_loop::ask_for_more(steady_time now) {
+    if (asking_) {
+        if (now < answer_due_) return;
+        drop_read();
+        throw redis_timeout("redis " + reader_redis_.label() + ": XREADGROUP not answered");
+    }
+    const std::size_t count = std::min(static_cast<std::size_t>(settings_.batch), free_room());
+    if (count == 0) return;
+    reader_.ask_new(count, READ_BLOCK_MS);
+    asking_ = true;
+    asked_ = count;
+    answer_due_ = now + milliseconds(READ_BLOCK_MS) + REDIS_TIMEOUT;
 }
 
-// Waits in XREADGROUP only when nothing else is to be done, and no longer than the next retry.
-int delivery_loop::read_wait_ms() const {
-    if (transport_.in_flight() > 0 || ledger_.has_sends_ready()) return 0;
-    const auto wake = ledger_.next_wake();
-    if (!wake) return LONGEST_READ_WAIT_MS;
-    const auto until = std::chrono::duration_cast<milliseconds>(*wake - steady::now()).count();
-    return static_cast<int>(std::clamp<long long>(until, 0, LONGEST_READ_WAIT_MS));
+void delivery_loop::take_answer() {
+    try {
+        const std::vector<outbox_record> records = reader_.new_records();
+        asking_ = false;
+        asked_ = 0;
+        take(records, false);
+    } catch (const redis_error& error) {
+        drop_read();
+        redis_failed(error);
+    }
+}
+
+// What the open read might bring is not there yet: the connection goes (Redis keeps what it
+// had handed out pending for this consumer, delivered after a restart or claimed by another).
+void delivery_loop::drop_read() {
+    if (asking_) reader_redis_.disconnect();
+    asking_ = false;
+    asked_ = 0;
+}
+
+// The ledger's room, less what the open read may still bring.
+std::size_t delivery_loop::free_room() const {
+    const std::size_t room = ledger_.room();
+    return room > asked_ ? room - asked_ : 0;
+}
+
+// Until the next thing to do: at once when sends are ready; else up to the next retry, the
+// end of a pause after a Redis error, or LONGEST_WAIT_MS.
+int delivery_loop::wait_ms(steady_time now) const {
+    if (!stopping_ && ledger_.has_sends_ready()) return 0;
+    steady_time until = now + milliseconds(LONGEST_WAIT_MS);
+    if (const auto wake = ledger_.next_wake(); wake && !stopping_) until = std::min(until, *wake);
+    if (redis_retry_at_ > now) until = std::min(until, redis_retry_at_);
+    const auto left = std::chrono::duration_cast<milliseconds>(until - now).count();
+    return static_cast<int>(std::clamp<long long>(left, 0, LONGEST_WAIT_MS));
+}
+
+// One poll on the transfers and the open read together.
+void delivery_loop::wait() {
+    const int reader_fd = asking_ ? reader_.fd() : -1;
+    if (transport_.wait(wait_ms(steady::now()), reader_fd)) take_answer();
 }
 
 void delivery_loop::take(const std::vector<outbox_record>& records, bool claimed) {
@@ -296,14 +338,6 @@ void delivery_loop::write_out() {
     ledger_.writes_done(writes);
     metrics_.acked->Increment(static_cast<double>(writes.acknowledge.size()));
     if (dropped > 0) metrics_.dead_letters_dropped->Increment(static_cast<double>(dropped));
-}
-
-void delivery_loop::idle_wait() {
-    if (transport_.in_flight() > 0) {
-        transport_.wait(TRANSFER_POLL_MS);
-    } else if (steady::now() < redis_retry_at_ || stopping_ || ledger_.room() == 0) {
-        std::this_thread::sleep_for(milliseconds(20));
-    }
 }
 
 void delivery_loop::redis_failed(const std::exception& error) {

@@ -2,6 +2,11 @@
 // (outbox_stream) into the ledger, starts what the ledger says is due on the transports,
 // hands their reports back, writes what the ledger says to write, logs and counts what
 // happened. Every rule is the ledger's; this only moves things between the pieces.
+// Waiting: new entries are asked for on a connection of their own (XREADGROUP … BLOCK, sent
+// without waiting for the answer), and the loop sleeps in one poll on the transfers' sockets
+// and that connection together: a new entry, a transfer's progress, the next retry or a
+// SIGTERM (at most 100 ms) wakes it. Writes (progress, acks) use the other connection, so an
+// open read never delays them.
 #pragma once
 
 #include <atomic>
@@ -33,14 +38,17 @@ private:
     void collect_reports();
     void report_events();
     void report_event(const ledger_event& event);
-    bool talk_to_redis(steady_time now);
+    void talk_to_redis(steady_time now);
     void housekeeping(steady_time now);
-    bool read_more();
-    int read_wait_ms() const;
+    void ask_for_more(steady_time now);
+    void take_answer();
+    void drop_read();
+    std::size_t free_room() const;
+    int wait_ms(steady_time now) const;
+    void wait();
     void take(const std::vector<outbox_record>& records, bool claimed);
     void set_aside(const outbox_record& record, const std::string& problem);
     void write_out();
-    void idle_wait();
     void redis_failed(const std::exception& error);
     void finish();
     void update_gauges();
@@ -50,6 +58,11 @@ private:
     std::vector<std::string> target_names_;
     redis_client redis_;
     outbox_stream outbox_;
+    redis_client reader_redis_;
+    outbox_stream reader_;  // its XREADGROUP … BLOCK is answered while the loop does the rest
+    bool asking_ = false;
+    std::size_t asked_ = 0;  // how many entries the open read may bring
+    steady_time answer_due_{};
     delivery_ledger ledger_;
     curl_transport transport_;
     gateway_metrics metrics_;

@@ -72,6 +72,11 @@ void outbox_stream::create_group() {
 }
 
 std::vector<outbox_record> outbox_stream::read_new(std::size_t count, int block_ms) {
+    ask_new(count, block_ms);
+    return new_records();
+}
+
+void outbox_stream::ask_new(std::size_t count, int block_ms) {
     const std::string how_many = std::to_string(count);
     if (block_ms > 0) {
         const std::string block = std::to_string(block_ms);
@@ -81,6 +86,10 @@ std::vector<outbox_record> outbox_stream::read_new(std::size_t count, int block_
         redis_.append(
             {"XREADGROUP", "GROUP", GROUP, consumer_, "COUNT", how_many, "STREAMS", outbox_, ">"});
     }
+    redis_.send_queued();
+}
+
+std::vector<outbox_record> outbox_stream::new_records() {
     redis_reply reply = redis_.reply_or_error();
     if (reply->type == REDIS_REPLY_ERROR) {
         const std::string error(reply->str, reply->len);

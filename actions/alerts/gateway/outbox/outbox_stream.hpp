@@ -32,6 +32,12 @@ public:
     void create_group();
     /// Up to `count` entries never read by the group, waiting up to `block_ms` (0: no wait).
     std::vector<outbox_record> read_new(std::size_t count, int block_ms);
+    /// The same in two halves, so the caller can wait on other things meanwhile: ask_new sends
+    /// the XREADGROUP; new_records reads its answer (at once when fd() is readable).
+    void ask_new(std::size_t count, int block_ms);
+    std::vector<outbox_record> new_records();
+    /// The socket the answer to ask_new arrives on (-1 when not connected).
+    int fd() const { return redis_.fd(); }
     /// This consumer's own pending entries after `cursor` (moved on); empty at the end.
     std::vector<outbox_record> read_own_pending(std::string& cursor, std::size_t count);
     /// Entries idle for `idle` with another consumer (XAUTOCLAIM from `cursor`, moved on).

@@ -141,8 +141,14 @@ delivery_report curl_transport::finish(CURL* easy, CURLcode code) {
     return report;
 }
 
-void curl_transport::wait(int milliseconds) {
-    curl_multi_poll(multi_, nullptr, 0, milliseconds, nullptr);
+bool curl_transport::wait(int milliseconds, int extra_fd) {
+    curl_waitfd extra{extra_fd, CURL_WAIT_POLLIN, 0};
+    const unsigned int extras = extra_fd >= 0 ? 1 : 0;
+    if (curl_multi_poll(multi_, extras ? &extra : nullptr, extras, milliseconds, nullptr) !=
+        CURLM_OK) {
+        return false;
+    }
+    return (extra.revents & CURL_WAIT_POLLIN) != 0;
 }
 
 }  // namespace alerts::gateway

@@ -45,8 +45,9 @@ public:
     void send_webhook(delivery_request request, const webhook_target& webhook);
     /// Moves every transfer on; returns those that ended.
     std::vector<delivery_report> collect();
-    /// Waits for activity on a transfer, at most `milliseconds`.
-    void wait(int milliseconds);
+    /// Waits for activity on a transfer or for `extra_fd` (unless -1) to be readable, at most
+    /// `milliseconds`; returns whether `extra_fd` is readable.
+    bool wait(int milliseconds, int extra_fd = -1);
     int in_flight() const { return static_cast<int>(transfers_.size()); }
 
 private:
