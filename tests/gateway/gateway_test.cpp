@@ -1281,3 +1281,26 @@ TEST_CASE("alertgw logs in to Redis as an ACL user, its password read from a fil
         CHECK(text.find("S3CRET") == std::string::npos);
     }
 }
+
+TEST_CASE("Redis near its maxmemory: alertgw warns on stderr and /metrics shows both figures") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    // maxmemory a little above what Redis uses now: over 80 %, writes still accepted.
+    const std::string info = r.redis().command({"INFO", "memory"});
+    const auto at = info.find("used_memory:");
+    REQUIRE(at != std::string::npos);
+    const double used = std::stod(info.substr(at + 12));
+    const auto limit = static_cast<long long>(used * 1.15);
+    r.redis().command({"CONFIG", "SET", "maxmemory", std::to_string(limit)});
+    r.add("mem", 1);
+    child gw = r.gateway("gw1", {}, true);
+    REQUIRE_MESSAGE(support::wait_until([&] { return r.hook_keys().size() >= 1; }, 10s), gw.err());
+    REQUIRE(support::wait_until(
+        [&] { return gw.err().find("% of maxmemory") != std::string::npos; }, 10s));
+    const std::string metrics = r.metrics();
+    CHECK(metric(metrics, "alertgw_redis_maxmemory_bytes") == static_cast<double>(limit));
+    CHECK(metric(metrics, "alertgw_redis_used_memory_bytes") > 0.8 * static_cast<double>(limit));
+    r.redis().command({"CONFIG", "SET", "maxmemory", "0"});
+    CHECK(exited_zero(gw.stop()));
+}

@@ -228,6 +228,19 @@ void delivery_loop::housekeeping(steady_time now) {
         if (backlog.lag >= 0) metrics_.lag->Set(backlog.lag);
         if (backlog.pending >= 0) metrics_.pending->Set(backlog.pending);
     }
+    watch_memory(now);
+}
+
+// How close Redis is to refusing the actions' commits (maxmemory with noeviction): two gauges,
+// and a line on stderr from 80 % (redis/redis_memory.hpp), once per check.
+void delivery_loop::watch_memory(steady_time now) {
+    if (!memory_watch_.due(now)) return;
+    const redis_memory memory = query_redis_memory(redis_);
+    metrics_.redis_used_memory->Set(static_cast<double>(memory.used));
+    metrics_.redis_maxmemory->Set(static_cast<double>(memory.maxmemory));
+    if (const std::string warning = memory_warning(memory, redis_.label()); !warning.empty()) {
+        log_err("alertgw: warning: " + warning);
+    }
 }
 
 // New entries are asked for once at a time, on the reader's connection; wait() reads the answer

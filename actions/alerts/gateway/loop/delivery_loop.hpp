@@ -20,6 +20,7 @@
 #include "gateway/report/gateway_metrics.hpp"
 #include "gateway/transport/curl_transport.hpp"
 #include "redis/redis_client.hpp"
+#include "redis/redis_memory.hpp"
 
 namespace alerts::gateway {
 
@@ -50,6 +51,7 @@ private:
     void set_aside(const outbox_record& record, const std::string& problem);
     void write_out();
     void redis_failed(const std::exception& error);
+    void watch_memory(steady_time now);
     void finish();
     void update_gauges();
 
@@ -72,6 +74,7 @@ private:
     steady_time next_claim_{};
     steady_time next_keep_alive_{};
     steady_time next_backlog_{};
+    memory_watch memory_watch_{std::chrono::seconds(10)};
 };
 
 }  // namespace alerts::gateway

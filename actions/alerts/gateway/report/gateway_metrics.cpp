@@ -39,6 +39,11 @@ gateway_metrics::gateway_metrics(const std::vector<std::string>& target_names)
     dead_letters_dropped =
         counter("alertgw_dead_letters_dropped_total",
                 "Old dead letters trimmed from <prefix>deadletter by its cap (--dead-letter-max)");
+    redis_used_memory = gauge("alertgw_redis_used_memory_bytes",
+                              "Redis's used_memory (INFO memory), asked every 10 s");
+    redis_maxmemory = gauge("alertgw_redis_maxmemory_bytes",
+                            "Redis's maxmemory (0: no limit); at it, with noeviction, Redis "
+                            "refuses every commit of the actions");
 }
 
 void gateway_metrics::add_targets(const std::vector<std::string>& target_names) {

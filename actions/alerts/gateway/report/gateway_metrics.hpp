@@ -39,6 +39,8 @@ public:
     prometheus::Counter* unreadable = nullptr;
     prometheus::Counter* redis_errors = nullptr;
     prometheus::Counter* dead_letters_dropped = nullptr;
+    prometheus::Gauge* redis_used_memory = nullptr;
+    prometheus::Gauge* redis_maxmemory = nullptr;
 
 private:
     void add_targets(const std::vector<std::string>& target_names);
