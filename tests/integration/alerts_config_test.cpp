@@ -80,6 +80,16 @@ std::string monitor_zip_with(std::vector<archive_entry> extra) {
     return base64_encode(make_zip(entries));
 }
 
+// The lines of the proxy's stderr holding `needle`, once there are `count` of them (or 5 s
+// passed): the proxy writes the action's lines through its log buffer, so they may trail the
+// answer of the activation that came after them.
+std::vector<std::string> logged_lines(const proxy_process& proxy, const std::string& needle,
+                                      std::size_t count) {
+    wait_until([&] { return lines_with(proxy.stderr_text(), needle).size() >= count; },
+               std::chrono::seconds(5));
+    return lines_with(proxy.stderr_text(), needle);
+}
+
 }  // namespace
 
 TEST_CASE("alerts: a restarted monitor decides with the config its /init read, and names it") {
@@ -94,7 +104,7 @@ TEST_CASE("alerts: a restarted monitor decides with the config its /init read, a
     CHECK(alert_recipients(*proxy, "m1", T0) == json{"guard@a1.example"});
     const fs::path bin = fs::canonical(proxy->cwd() / "action" / "1" / "bin");
     const std::string kept = " copy=" + (bin / ".alert-config-").string();
-    const std::vector<std::string> started = lines_with(proxy->stderr_text(), "alerts: config");
+    const std::vector<std::string> started = logged_lines(*proxy, "alerts: config", 1);
     REQUIRE(started.size() == 1);
     CHECK(started[0].rfind(line + " read=file" + kept, 0) == 0);
 
@@ -104,7 +114,7 @@ TEST_CASE("alerts: a restarted monitor decides with the config its /init read, a
     CHECK(alert_recipients(*proxy, "m2", T0 + 100) == json{"guard@a1.example"});
     kill_action(*proxy);
     CHECK(alert_recipients(*proxy, "m3", T0 + 200) == json{"guard@a1.example"});
-    const std::vector<std::string> named = lines_with(proxy->stderr_text(), "alerts: config");
+    const std::vector<std::string> named = logged_lines(*proxy, "alerts: config", 3);
     REQUIRE(named.size() == 3);
     CHECK(named[0] == started[0]);
     CHECK(named[1] == replace_all(started[0], " read=file ", " read=copy "));
@@ -116,8 +126,8 @@ TEST_CASE("alerts: a restarted monitor decides with the config its /init read, a
     // A new /init (here: another container) reads the file as it is now.
     const auto redeployed = start_monitor({{"ALERT_CONFIG", file.string()}});
     CHECK(alert_recipients(*redeployed, "m1", T0) == json{"new@a1.example"});
-    CHECK(contains(redeployed->stderr_text(),
-                   "alerts: config sha256=" + sha256sum(file) + " bytes="));
+    CHECK(logged_lines(*redeployed, "alerts: config sha256=" + sha256sum(file) + " bytes=", 1)
+              .size() == 1);
 }
 
 TEST_CASE("alerts: in JSON log mode the config line is a record whose message is an object") {
@@ -134,7 +144,7 @@ TEST_CASE("alerts: in JSON log mode the config line is a record whose message is
     kill_action(proxy);
     CHECK(alert_recipients(proxy, "m2", T0 + 100) == json{"guard@a1.example"});
     std::vector<json> records;
-    for (const std::string& text : lines_with(proxy.stderr_text(), R"("alerts":"config")")) {
+    for (const std::string& text : logged_lines(proxy, R"("alerts":"config")", 2)) {
         records.push_back(json::parse(text));
     }
     REQUIRE(records.size() == 2);
@@ -175,9 +185,11 @@ TEST_CASE("alerts: a relative ALERT_CONFIG is the action directory's, whatever /
     CHECK_REPLY(proxy.init(code, "main", &env), 200, OK_BODY);
     CHECK(alert_recipients(proxy, "m1", T0) == json{"guard@a1.example"});
     const fs::path bin = fs::canonical(proxy.cwd() / "action" / "2" / "bin");
-    CHECK(contains(proxy.stderr_text(), " file=" + (bin / "config.json").string() + " read=file"));
+    CHECK(logged_lines(proxy, " file=" + (bin / "config.json").string() + " read=file", 1).size() ==
+          1);
     CHECK_FALSE(fs::exists(bin / ".alert-config-0123456789abcdef.json"));
     kill_action(proxy);
     CHECK(alert_recipients(proxy, "m2", T0 + 100) == json{"guard@a1.example"});
-    CHECK(contains(proxy.stderr_text(), " file=" + (bin / "config.json").string() + " read=copy"));
+    CHECK(logged_lines(proxy, " file=" + (bin / "config.json").string() + " read=copy", 1).size() ==
+          1);
 }
