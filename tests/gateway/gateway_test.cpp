@@ -426,7 +426,7 @@ TEST_CASE("alertgw --help lists every flag, a bad flag or a missing ALERT_REDIS_
     };
     const auto big = run_with("ALERTGW_SMTP_USER", "x");
     CHECK(big.exit_code == 2);
-    CHECK(big.err.find("is over 4096 bytes") != std::string::npos);
+    CHECK(big.err.find("larger than 4096 bytes") != std::string::npos);
     env_map both = env;
     both["ALERTGW_SMTP_PASSWORD"] = "pw";
     both["ALERTGW_SMTP_PASSWORD_FILE"] = (secrets.path() / "empty").string();
@@ -439,7 +439,7 @@ TEST_CASE("alertgw --help lists every flag, a bad flag or a missing ALERT_REDIS_
     const auto empty =
         support::run_command({ALERTGW_BIN, "--smtp", "smtp://127.0.0.1:25"}, "", both, "/tmp");
     CHECK(empty.exit_code == 2);
-    CHECK(empty.err.find("is empty") != std::string::npos);
+    CHECK(empty.err.find("/empty': empty") != std::string::npos);
     CHECK(empty.err.find("pw") == std::string::npos);
     const auto none = support::run_command({ALERTGW_BIN}, "", env, "/tmp");
     CHECK(none.exit_code == 2);

@@ -17,6 +17,7 @@
 #include <boost/program_options/parsers.hpp>
 
 #include "gateway/ledger/email_address.hpp"
+#include "runtime/secret_file.hpp"
 
 namespace alerts::gateway {
 
@@ -66,26 +67,6 @@ std::string env(const char* name) {
     return value ? value : "";
 }
 
-constexpr std::size_t MAX_SECRET_FILE = 4096;  // a password or a header, not a document
-
-/// A secret file's content, without one trailing newline; `what` names it in errors (never
-/// the content). Refused: unreadable, empty, or over MAX_SECRET_FILE bytes.
-std::string read_secret(const std::string& what, const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::invalid_argument(what + ": cannot read '" + path + "'");
-    std::string secret(MAX_SECRET_FILE + 1, '\0');
-    in.read(secret.data(), static_cast<std::streamsize>(secret.size()));
-    secret.resize(static_cast<std::size_t>(in.gcount()));
-    if (secret.size() > MAX_SECRET_FILE) {
-        throw std::invalid_argument(what + ": '" + path + "' is over " +
-                                    std::to_string(MAX_SECRET_FILE) + " bytes");
-    }
-    if (!secret.empty() && secret.back() == '\n') secret.pop_back();
-    if (!secret.empty() && secret.back() == '\r') secret.pop_back();
-    if (secret.empty()) throw std::invalid_argument(what + ": '" + path + "' is empty");
-    return secret;
-}
-
 /// A secret from the variable NAME or the file NAME_FILE names (not both); empty if neither.
 std::string secret_from_environment(const std::string& name) {
     const std::string file_variable = name + "_FILE";
@@ -94,7 +75,7 @@ std::string secret_from_environment(const std::string& name) {
     if (!value.empty() && !file.empty()) {
         throw std::invalid_argument("set " + name + " or " + file_variable + ", not both");
     }
-    return file.empty() ? value : read_secret(file_variable, file);
+    return file.empty() ? value : read_secret_file(file_variable, file);
 }
 
 /// NAME=VALUE (the name first, as --webhook and --webhook-auth-file take it).
@@ -137,7 +118,7 @@ void add_target_flags(std::map<std::string, flag_handler>& flags) {
          [](options& settings, const std::string& value) { settings.smtp.user = value; }},
         {"--smtp-password-file",
          [](options& settings, const std::string& value) {
-             settings.smtp.password = read_secret("--smtp-password-file", value);
+             settings.smtp.password = read_secret_file("--smtp-password-file", value);
          }},
         {"--smtp-ca-file",
          [](options& settings, const std::string& value) { settings.smtp.ca_file = value; }},
@@ -155,14 +136,14 @@ void add_target_flags(std::map<std::string, flag_handler>& flags) {
          [](options& settings, const std::string& value) {
              const auto [name, path] = named("--webhook-url-file", value);
              settings.webhooks.push_back(
-                 parse_webhook(name + "=" + read_secret("--webhook-url-file", path)));
+                 parse_webhook(name + "=" + read_secret_file("--webhook-url-file", path)));
          }},
         {"--webhook-auth-file",
          [](options& settings, const std::string& value) {
              const auto [name, path] = named("--webhook-auth-file", value);
              for (webhook_target& target : settings.webhooks) {
                  if (target.name == name) {
-                     target.authorization = read_secret("--webhook-auth-file", path);
+                     target.authorization = read_secret_file("--webhook-auth-file", path);
                      return;
                  }
              }

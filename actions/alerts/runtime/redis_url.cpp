@@ -1,11 +1,9 @@
 // redis_url.cpp — parsing of ALERT_REDIS_URL and ALERT_REDIS_SENTINELS.
 #include "runtime/redis_url.hpp"
 
-#include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <stdexcept>
 
@@ -152,27 +150,6 @@ namespace {
 std::string text_of(const env_lookup& env, const char* name) {
     const char* v = env(name);
     return v ? v : "";
-}
-
-// The secret in `path` (the value of `variable`), without one trailing newline.
-std::string read_secret_file(const std::string& variable, const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw std::invalid_argument(variable + " '" + path +
-                                    "': cannot read it: " + std::strerror(errno));
-    }
-    std::string secret;
-    secret.resize(MAX_SECRET_FILE + 1);
-    in.read(secret.data(), static_cast<std::streamsize>(secret.size()));
-    secret.resize(static_cast<std::size_t>(in.gcount()));
-    if (secret.size() > MAX_SECRET_FILE) {
-        throw std::invalid_argument(variable + " '" + path + "': larger than " +
-                                    std::to_string(MAX_SECRET_FILE) + " bytes");
-    }
-    if (!secret.empty() && secret.back() == '\n') secret.pop_back();
-    if (!secret.empty() && secret.back() == '\r') secret.pop_back();
-    if (secret.empty()) throw std::invalid_argument(variable + " '" + path + "': empty");
-    return secret;
 }
 
 // One user and password pair: NAME_USER, NAME_PASSWORD or NAME_PASSWORD_FILE.

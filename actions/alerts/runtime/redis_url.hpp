@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/secret_file.hpp"  // MAX_SECRET_FILE, read_secret_file
+
 namespace alerts {
 
 struct redis_address {
@@ -60,9 +62,6 @@ redis_url parse_redis_sentinels(std::string_view sentinels, std::string_view mas
 
 /// Looks a variable up (null when unset): std::getenv, or a map in the tests.
 using env_lookup = std::function<const char*(const char*)>;
-
-/// The largest secret file read (bytes): a password, not a document.
-constexpr std::size_t MAX_SECRET_FILE = 4096;
 
 /// Sets url's user, password, sentinel_user and sentinel_password from the variables above.
 /// Throws std::invalid_argument naming the variable (never the secret) when both a password and
