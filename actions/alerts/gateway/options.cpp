@@ -16,6 +16,8 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/parsers.hpp>
 
+#include "cli/gnu_options.hpp"
+
 #include "gateway/ledger/email_address.hpp"
 #include "runtime/secret_file.hpp"
 
@@ -223,23 +225,6 @@ po::options_description described() {
     return described;
 }
 
-std::vector<po::option> split(int argc, char** argv) {
-    namespace style = po::command_line_style;
-    try {
-        return po::command_line_parser(argc, argv)
-            .options(described())
-            .style(style::allow_long | style::long_allow_adjacent | style::long_allow_next |
-                   style::allow_short | style::allow_dash_for_short | style::short_allow_next)
-            .allow_unregistered()
-            .run()
-            .options;
-    } catch (const po::invalid_command_line_syntax& e) {
-        const bool extra = e.kind() == po::invalid_command_line_syntax::extra_parameter;
-        throw std::invalid_argument(e.get_option_name() +
-                                    (extra ? " takes no value" : " needs a value"));
-    }
-}
-
 void read_redis_environment(options& settings) {
     const std::string url = env("ALERT_REDIS_URL");
     const std::string sentinels = env("ALERT_REDIS_SENTINELS");
@@ -313,7 +298,8 @@ std::string webhook_name(const std::string& url) {
 options parse_options(int argc, char** argv, bool& help) {
     options settings;
     help = false;
-    for (const po::option& given : split(argc, argv)) {
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    for (const po::option& given : actionloop::cli::split_gnu(args, described())) {
         const std::string& name = given.string_key;
         if (given.unregistered || name.empty()) {
             const std::string word = given.original_tokens.at(0);

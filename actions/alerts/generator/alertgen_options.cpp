@@ -10,6 +10,8 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/parsers.hpp>
 
+#include "cli/gnu_options.hpp"
+
 namespace alerts {
 
 const char* alertgen_usage() {
@@ -141,23 +143,6 @@ po::options_description described() {
     return described;
 }
 
-std::vector<po::option> split(const std::vector<std::string>& args) {
-    namespace style = po::command_line_style;
-    try {
-        return po::command_line_parser(args)
-            .options(described())
-            .style(style::allow_long | style::long_allow_adjacent | style::long_allow_next |
-                   style::allow_short | style::allow_dash_for_short | style::short_allow_next)
-            .allow_unregistered()
-            .run()
-            .options;
-    } catch (const po::invalid_command_line_syntax& e) {
-        const bool extra = e.kind() == po::invalid_command_line_syntax::extra_parameter;
-        throw std::invalid_argument(e.get_option_name() +
-                                    (extra ? " takes no value" : " needs a value"));
-    }
-}
-
 const flag_spec* find_flag(std::string_view name) {
     for (const flag_spec& f : flags()) {
         if (f.name.substr(2) == name) return &f;
@@ -169,7 +154,7 @@ const flag_spec* find_flag(std::string_view name) {
 
 alertgen_options parse_alertgen_args(const std::vector<std::string>& args) {
     alertgen_options o;
-    for (const po::option& given : split(args)) {
+    for (const po::option& given : actionloop::cli::split_gnu(args, described())) {
         const std::string& name = given.string_key;
         if (given.unregistered || name.empty()) {
             const std::string word = given.original_tokens.at(0);

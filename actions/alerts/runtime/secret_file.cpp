@@ -11,8 +11,8 @@ namespace alerts {
 std::string read_secret_file(const std::string& what, const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-        throw std::invalid_argument(what + " '" + path + "': cannot read it: " +
-                                    std::strerror(errno));
+        throw std::invalid_argument(what + " '" + path +
+                                    "': cannot read it: " + std::strerror(errno));
     }
     std::string secret(MAX_SECRET_FILE + 1, '\0');
     in.read(secret.data(), static_cast<std::streamsize>(secret.size()));
