@@ -14,7 +14,8 @@
 namespace actionloop::cli {
 
 inline std::vector<boost::program_options::option> split_gnu(
-    const std::vector<std::string>& args, const boost::program_options::options_description& flags) {
+    const std::vector<std::string>& args,
+    const boost::program_options::options_description& flags) {
     namespace po = boost::program_options;
     namespace style = po::command_line_style;
     try {
