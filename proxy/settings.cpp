@@ -111,6 +111,13 @@ const knob VARIABLES[] = {
     {"OW_MAX_QUEUED", "1000",
      "single-entrypoint mode: requests waiting for the action or in it past this get 503 with "
      "Retry-After; 0: no bound"},
+    {"OW_WORKERS", "1",
+     "action processes serving activations in parallel, each with its own pipes: a number, or "
+     "auto (the container's CPUs); /init's env may set it too (the action's own wins)"},
+    {"OW_MAX_WORKERS", "64", "the cap on OW_WORKERS, wherever it was set"},
+    {"OW_MAX_INFLIGHT", "0",
+     "activations admitted at once (running and queued); past it 429 with Retry-After at "
+     "once; 0: no bound"},
     {"OW_LOG_BUFFER_BYTES", "4194304",
      "the proxy's own log lines held while its stdout/stderr is not read; past it they are "
      "dropped and counted (the action's output is never dropped: the action waits)"},
@@ -320,6 +327,9 @@ settings load_settings(int argc, char** argv) {
     s.max_connections = env_number("OW_MAX_CONNECTIONS", s.max_connections);
     s.max_queued = env_number("OW_MAX_QUEUED", s.max_queued);
     s.log_buffer_bytes = env_number("OW_LOG_BUFFER_BYTES", s.log_buffer_bytes);
+    s.workers = env_string("OW_WORKERS");
+    s.max_workers = std::max(1u, env_number("OW_MAX_WORKERS", s.max_workers));
+    s.max_inflight = env_number("OW_MAX_INFLIGHT", s.max_inflight);
     s.cxxflags = env_string("ACTIONLOOP_CXXFLAGS");
     s.cgroup_dir = env_string("OW_CGROUP_DIR");
     if (const char* platform = std::getenv("__OW_RUNTIME_PLATFORM")) s.runtime_platform = platform;

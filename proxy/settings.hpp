@@ -60,6 +60,13 @@ struct settings {
     size_t max_queued = 1000;            // OW_MAX_QUEUED (single-entrypoint mode): 503
     size_t log_buffer_bytes = 4u << 20;  // OW_LOG_BUFFER_BYTES: the proxy's own lines held
 
+    // The worker pool (issue 35: docs/protocol.md, "Workers"). OW_WORKERS as written ("" when
+    // unset: 1; "auto": the container's CPUs; a number); /init's env may set it too (the
+    // action's own wins), resolved by host/ at each init and capped by max_workers.
+    std::string workers;        // OW_WORKERS
+    unsigned max_workers = 64;  // OW_MAX_WORKERS (at least 1)
+    size_t max_inflight = 0;    // OW_MAX_INFLIGHT: /runs admitted at once; past it 429 (0: none)
+
     // Single-entrypoint mode (proxy/knative/): __OW_RUNTIME_PLATFORM, nullopt when unset.
     // Its other variables (__OW_HTTP_METHODS, __OW_ACTION_*) are read by
     // protocol/knative/platform.cpp.

@@ -109,6 +109,10 @@ public:
     void end_output_lines() const { action_->end_output_lines(); }
     /// Activations waiting for their turn to be written (for metrics).
     size_t waiting() const { return queue_.waiting(); }
+    /// Activations written to the process and not answered yet.
+    size_t in_flight() const { return queue_.in_flight(); }
+    /// The current process's pid (0 while none runs).
+    pid_t pid() const { return action_->pid(); }
     /// When the oldest activation not answered yet was submitted (written or waiting, or
     /// waiting for a restart); time_point::max() when there is none. For /health.
     clock::time_point oldest_submitted() const { return queue_.oldest_submitted(); }

@@ -121,6 +121,16 @@ void action_host::install(std::unique_ptr<executor> started) {
 
 void action_host::run(std::string body, activation_engine::clock::time_point deadline,
                       activation_engine::completion done, long long proxy_deadline_ms) {
+    ++in_flight_;
+    done = [this, done = std::move(done)](activation_result result) {
+        --in_flight_;
+        done(std::move(result));
+    };
+    dispatch(std::move(body), deadline, std::move(done), proxy_deadline_ms);
+}
+
+void action_host::dispatch(std::string body, activation_engine::clock::time_point deadline,
+                           activation_engine::completion done, long long proxy_deadline_ms) {
     if (inits_running_ > 0) {  // it runs on the action that the init is starting
         parked_.push_back({std::move(body), deadline, std::move(done), proxy_deadline_ms});
         return;
@@ -141,7 +151,7 @@ void action_host::init_finished() {
     std::deque<parked_run> waited;
     waited.swap(parked_);
     for (parked_run& r : waited) {
-        run(std::move(r.body), r.deadline, std::move(r.done), r.proxy_deadline_ms);
+        dispatch(std::move(r.body), r.deadline, std::move(r.done), r.proxy_deadline_ms);
     }
 }
 
@@ -178,6 +188,18 @@ void action_host::shutdown_action(std::chrono::milliseconds time_left) {
     }
     ::close(s.pidfd);
     s.engine->end_output_lines();  // what on_shutdown printed, before the proxy exits
+}
+
+std::vector<worker_state> action_host::worker_states() const {
+    std::vector<worker_state> states;
+    if (!engine_) return states;
+    worker_state one;
+    one.pid = engine_->pid();
+    one.busy = engine_->in_flight() > 0;
+    one.queued = engine_->waiting();
+    one.restarts = restarts_.load(std::memory_order_relaxed);
+    states.push_back(one);
+    return states;
 }
 
 activation_engine::clock::time_point action_host::oldest_submitted() const {

@@ -19,6 +19,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <sys/types.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -42,6 +45,15 @@ struct init_outcome {
     result kind = result::started;
     std::string error;        // why, when not started
     std::string stderr_tail;  // start_failed: the action's last lines on stderr, if any
+};
+
+/// One worker of the pool (OW_WORKERS action processes), as /metrics and /health see it.
+struct worker_state {
+    unsigned index = 0;          // 0 … workers-1, as the worker's OW_WORKER_INDEX says
+    pid_t pid = 0;               // its current process (0: none running)
+    bool busy = false;           // an activation is in it (written, not answered)
+    std::size_t queued = 0;      // activations waiting for it (not written yet)
+    std::uint64_t restarts = 0;  // its process started again after dying
 };
 
 class action_host {
@@ -89,6 +101,10 @@ public:
     std::uint64_t action_restarts() const { return restarts_.load(std::memory_order_relaxed); }
     /// For /metrics, on the loop: activations waiting for their turn at the action.
     size_t queued() const { return parked_.size() + (engine_ ? engine_->waiting() : 0); }
+    /// On the loop: every worker of the current action, by index (empty before an init).
+    std::vector<worker_state> worker_states() const;
+    /// On the loop: the /runs given to run() and not answered yet (OW_MAX_INFLIGHT's count).
+    std::size_t in_flight() const { return in_flight_; }
     /// On the loop: when the oldest unanswered activation was submitted (time_point::max()
     /// when none), for /health's overrun check.
     activation_engine::clock::time_point oldest_submitted() const;
@@ -101,6 +117,8 @@ private:
         long long proxy_deadline_ms;
     };
 
+    void dispatch(std::string body, activation_engine::clock::time_point deadline,
+                  activation_engine::completion done, long long proxy_deadline_ms);
     std::unique_ptr<executor> start_action(const std::string& dir);
     void install(std::unique_ptr<executor> started);
     void end_activation(const activation_engine& engine, executor::outcome outcome);
@@ -120,6 +138,7 @@ private:
     std::shared_ptr<activation_engine> engine_;  // every activation on the current action
     int inits_running_ = 0;
     std::deque<parked_run> parked_;  // activations that came while an init was running
+    std::size_t in_flight_ = 0;      // run() called, its done not yet
 };
 
 }  // namespace actionloop
