@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <variant>
 
 namespace alerts {
 
@@ -180,81 +181,68 @@ redis_reply sentinel_command(redisContext* c, const std::vector<std::string>& ar
         redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
 }
 
+// The primary a sentinel's reply to SENTINEL get-master-addr-by-name names; else why not.
+std::variant<redis_address, std::string> primary_of(const redisReply* r,
+                                                    const std::string& master) {
+    if (r->type == REDIS_REPLY_ERROR) return std::string(r->str, r->len);
+    if (r->type == REDIS_REPLY_NIL) return "does not know a primary named '" + master + "'";
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !r->element[0] || !r->element[1] ||
+        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_STRING) {
+        return std::string("unexpected reply to SENTINEL get-master-addr-by-name");
+    }
+    redis_address primary;
+    primary.host.assign(r->element[0]->str, r->element[0]->len);
+    primary.port = std::atoi(r->element[1]->str);
+    if (primary.port <= 0 || primary.port > 65535) return std::string("named an invalid port");
+    return primary;
+}
+
 }  // namespace
+
+// One sentinel, within `left`: the primary it names, or what went wrong.
+std::variant<redis_address, std::string> redis_client::ask_sentinel(
+    const redis_address& s, std::chrono::milliseconds left) {
+    const timeval tv = to_timeval(std::min(left, timeout_));
+    redisContext* c = redisConnectWithTimeout(s.host.c_str(), s.port, tv);
+    if (!c) return std::string("cannot allocate a connection");
+    const std::unique_ptr<redisContext, void (*)(redisContext*)> owned(c, redisFree);
+    if (c->err) return std::string("cannot connect: ") + c->errstr;
+    redisSetTimeout(c, tv);
+    if (!url_.sentinel_password.empty()) {
+        const redis_reply auth = sentinel_command(
+            c, url_.sentinel_user.empty()
+                   ? std::vector<std::string>{"AUTH", url_.sentinel_password}
+                   : std::vector<std::string>{"AUTH", url_.sentinel_user, url_.sentinel_password});
+        if (!auth) return "AUTH failed: " + std::string(c->errstr);
+        if (auth->type == REDIS_REPLY_ERROR) {
+            return auth_refused(url_.sentinel_user, {auth->str, auth->len}, "ALERT_REDIS_SENTINEL");
+        }
+    }
+    const redis_reply r = sentinel_command(c, {"SENTINEL", "get-master-addr-by-name", url_.master});
+    if (!r) return std::string("no answer: ") + c->errstr;
+    return primary_of(r.get(), url_.master);
+}
 
 redis_address redis_client::discover() {
     std::string tried;
-    auto note = [&tried](const redis_address& s, const std::string& what) {
-        if (!tried.empty()) tried += "; ";
-        tried += s.host + ":" + std::to_string(s.port) + ": " + what;
-    };
     for (std::size_t i = 0; i < url_.sentinels.size(); ++i) {
         const redis_address s = url_.sentinels[i];
         std::chrono::milliseconds left = timeout_;
         if (deadline_) {
             left = std::chrono::ceil<std::chrono::milliseconds>(*deadline_ -
                                                                 std::chrono::steady_clock::now());
-            if (left.count() <= 0) {
-                note(s, "not asked: out of time");
-                continue;
-            }
         }
-        const timeval tv = to_timeval(std::min(left, timeout_));
-        redisContext* c = redisConnectWithTimeout(s.host.c_str(), s.port, tv);
-        if (!c) {
-            note(s, "cannot allocate a connection");
-            continue;
+        std::variant<redis_address, std::string> answer =
+            left.count() > 0 ? ask_sentinel(s, left) : std::string("not asked: out of time");
+        if (auto* primary = std::get_if<redis_address>(&answer)) {
+            // The sentinel that answered is asked first next time (Sentinel's client
+            // guidelines).
+            const auto at = url_.sentinels.begin() + static_cast<std::ptrdiff_t>(i);
+            std::rotate(url_.sentinels.begin(), at, at + 1);
+            return std::move(*primary);
         }
-        const std::unique_ptr<redisContext, void (*)(redisContext*)> owned(c, redisFree);
-        if (c->err) {
-            note(s, std::string("cannot connect: ") + c->errstr);
-            continue;
-        }
-        redisSetTimeout(c, tv);
-        if (!url_.sentinel_password.empty()) {
-            const redis_reply auth = sentinel_command(
-                c,
-                url_.sentinel_user.empty()
-                    ? std::vector<std::string>{"AUTH", url_.sentinel_password}
-                    : std::vector<std::string>{"AUTH", url_.sentinel_user, url_.sentinel_password});
-            if (!auth || auth->type == REDIS_REPLY_ERROR) {
-                note(s, auth ? auth_refused(url_.sentinel_user, {auth->str, auth->len},
-                                            "ALERT_REDIS_SENTINEL")
-                             : "AUTH failed: " + std::string(c->errstr));
-                continue;
-            }
-        }
-        const redis_reply r =
-            sentinel_command(c, {"SENTINEL", "get-master-addr-by-name", url_.master});
-        if (!r) {
-            note(s, std::string("no answer: ") + c->errstr);
-            continue;
-        }
-        if (r->type == REDIS_REPLY_ERROR) {
-            note(s, std::string(r->str, r->len));
-            continue;
-        }
-        if (r->type == REDIS_REPLY_NIL) {
-            note(s, "does not know a primary named '" + url_.master + "'");
-            continue;
-        }
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !r->element[0] || !r->element[1] ||
-            r->element[0]->type != REDIS_REPLY_STRING ||
-            r->element[1]->type != REDIS_REPLY_STRING) {
-            note(s, "unexpected reply to SENTINEL get-master-addr-by-name");
-            continue;
-        }
-        redis_address primary;
-        primary.host.assign(r->element[0]->str, r->element[0]->len);
-        primary.port = std::atoi(r->element[1]->str);
-        if (primary.port <= 0 || primary.port > 65535) {
-            note(s, "named an invalid port");
-            continue;
-        }
-        // The sentinel that answered is asked first next time (Sentinel's client guidelines).
-        std::rotate(url_.sentinels.begin(), url_.sentinels.begin() + static_cast<std::ptrdiff_t>(i),
-                    url_.sentinels.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-        return primary;
+        if (!tried.empty()) tried += "; ";
+        tried += s.host + ":" + std::to_string(s.port) + ": " + std::get<std::string>(answer);
     }
     label_ = url_.text;
     throw redis_unavailable("redis " + url_.text + ": no sentinel named the primary (tried " +

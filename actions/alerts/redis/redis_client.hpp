@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "runtime/redis_url.hpp"
@@ -110,6 +111,9 @@ private:
     void connect();
     /// Asks the sentinels, in order, for the primary's address.
     redis_address discover();
+    /// One sentinel, within `left`: the primary it names, or why not.
+    std::variant<redis_address, std::string> ask_sentinel(const redis_address& sentinel,
+                                                          std::chrono::milliseconds left);
     void open(const std::string& host, int port, const std::string& socket);
     void authenticate_and_check();
     /// Sends what is queued and reads until one reply is complete, within the time left.
