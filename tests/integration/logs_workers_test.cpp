@@ -141,8 +141,9 @@ void check_plain_stream(const std::string& text, const char* kind, int runs) {
 
 }  // namespace
 
-TEST_CASE("logs with 4 workers (plain): whole lines only, each activation's sentinels after its own "
-          "lines and before its worker's next activation") {
+TEST_CASE(
+    "logs with 4 workers (plain): whole lines only, each activation's sentinels after its own "
+    "lines and before its worker's next activation") {
     proxy_process proxy(with_env({{"OW_WORKERS", "4"}}));
     REQUIRE(proxy.init(OPEN_LINES_SCRIPT).status == 200);
     constexpr int RUNS = 16;
@@ -152,8 +153,9 @@ TEST_CASE("logs with 4 workers (plain): whole lines only, each activation's sent
     check_plain_stream(proxy.stderr_text(), "err", RUNS);
 }
 
-TEST_CASE("logs with 4 workers (plain): a line longer than OW_LOG_LINE_BYTES goes on in ended pieces, "
-          "and the proxy says so") {
+TEST_CASE(
+    "logs with 4 workers (plain): a line longer than OW_LOG_LINE_BYTES goes on in ended pieces, "
+    "and the proxy says so") {
     proxy_process proxy(with_env({{"OW_WORKERS", "4"}, {"OW_LOG_LINE_BYTES", "1000"}}));
     const std::string script = "#!/bin/bash\nwhile read line; do\n"
                                "  printf 'x%.0s' {1..2500}; echo\n"
@@ -217,8 +219,9 @@ json context_of(int n) {
 
 }  // namespace
 
-TEST_CASE("logs with 4 workers (JSON): every line of 48 overlapping activations names its own, none "
-          "split or merged") {
+TEST_CASE(
+    "logs with 4 workers (JSON): every line of 48 overlapping activations names its own, none "
+    "split or merged") {
     proxy_process proxy(with_env({{"OW_WORKERS", "4"}, {"OW_LOG_FORMAT", "json"}}));
     REQUIRE(proxy.init(JSON_SCRIPT).status == 200);
     constexpr int RUNS = 48;
