@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <limits>
 #include <map>
@@ -43,6 +44,7 @@ void run_together(
     const proxy_process& proxy, int count,
     const std::function<json(int)>& extra = [](int) { return json::object(); }) {
     std::vector<std::future<http_reply>> replies;
+    replies.reserve(static_cast<size_t>(count));
     for (int n = 0; n < count; ++n) {
         replies.push_back(std::async(std::launch::async, [&proxy, &extra, n] {
             return proxy.run(json{{"n", n}}, extra(n), seconds(60));
@@ -69,17 +71,14 @@ constexpr size_t LINES_PER_RUN = 4;
 
 struct line_of {
     int worker;
-    int run;
+    int run;  // -1: a sentinel
 };
 
-// Checks one stream of OPEN_LINES_SCRIPT's activations: every line whole (a line of its own or
-// a sentinel, nothing else), each run's 4 lines from one worker, a worker's runs one after the
-// other, and the sentinels placeable: each after the last line of an activation that has not
-// had one yet and before its worker's next activation begins (sentinels look alike, so they
-// are matched earliest-deadline first, which finds a matching whenever one exists).
-void check_plain_stream(const std::string& text, const char* kind, int runs) {
+// The stream's lines, each a whole line of OPEN_LINES_SCRIPT's (`kind`: "line" on stdout,
+// "err" on stderr) or a sentinel; FAILs on anything else (a line cut or merged).
+std::vector<line_of> parse_plain(const std::string& text, const char* kind) {
     const std::regex shape(std::string("w([0-3]) n([0-9]+) (") + kind + " [123]|open end)");
-    std::vector<line_of> lines;  // worker -1: a sentinel
+    std::vector<line_of> lines;
     for (const std::string& line : lines_of(text)) {
         std::smatch m;
         if (line == SENTINEL) {
@@ -90,50 +89,68 @@ void check_plain_stream(const std::string& text, const char* kind, int runs) {
             FAIL("a line cut or merged: '" << line << "' in:\n" << text);
         }
     }
-    // Where each run's lines are, and the next run of its worker.
+    return lines;
+}
+
+// For each run: where its lines are (CHECKs: 4, all from one worker).
+std::map<int, std::vector<size_t>> places_of(const std::vector<line_of>& lines) {
     std::map<int, std::vector<size_t>> at;
     for (size_t i = 0; i < lines.size(); ++i) {
         if (lines[i].run >= 0) at[lines[i].run].push_back(i);
     }
-    REQUIRE(at.size() == static_cast<size_t>(runs));
-    std::map<int, size_t> deadline;  // run -> the index of its worker's next run's first line
+    for (const auto& entry : at) {
+        CHECK(entry.second.size() == LINES_PER_RUN);
+        for (size_t i : entry.second) CHECK(lines[i].worker == lines[entry.second.front()].worker);
+    }
+    return at;
+}
+
+// For each run: the index of the first line of its worker's next run (max: none). CHECKs that
+// a worker's runs do not overlap.
+std::map<int, size_t> deadlines_of(const std::vector<line_of>& lines,
+                                   const std::map<int, std::vector<size_t>>& at) {
+    std::map<int, size_t> deadline;
     std::map<int, int> last_run_of;  // worker -> its run seen last
-    for (const auto& [run, where] : at) {
-        CHECK(where.size() == LINES_PER_RUN);
-        for (size_t i : where) CHECK(lines[i].worker == lines[where.front()].worker);
-        deadline[run] = std::numeric_limits<size_t>::max();
-    }
-    std::vector<int> by_start;  // runs in the order their first line came
     for (size_t i = 0; i < lines.size(); ++i) {
-        if (lines[i].run >= 0 && at[lines[i].run].front() == i) by_start.push_back(lines[i].run);
-    }
-    for (int run : by_start) {
-        const int worker = lines[at[run].front()].worker;
-        if (last_run_of.count(worker) != 0) {
-            const int before = last_run_of[worker];
-            CHECK_MESSAGE(at[before].back() < at[run].front(), "runs of one worker overlap");
-            deadline[before] = at[run].front();
+        const int run = lines[i].run;
+        if (run < 0 || at.at(run).front() != i) continue;  // not a run's first line
+        deadline[run] = std::numeric_limits<size_t>::max();
+        const auto before = last_run_of.find(lines[i].worker);
+        if (before != last_run_of.end()) {
+            CHECK_MESSAGE(at.at(before->second).back() < i, "runs of one worker overlap");
+            deadline[before->second] = i;
         }
-        last_run_of[worker] = run;
+        last_run_of[lines[i].worker] = run;
     }
+    return deadline;
+}
+
+// Checks one stream of OPEN_LINES_SCRIPT's activations: every line whole, each run's 4 lines
+// from one worker, a worker's runs one after the other, and the sentinels placeable: each
+// after the last line of an activation that has not had one yet and before its worker's next
+// activation begins (sentinels look alike, so they are matched earliest deadline first, which
+// finds a matching whenever one exists).
+void check_plain_stream(const std::string& text, const char* kind, int runs) {
+    const std::vector<line_of> lines = parse_plain(text, kind);
+    const std::map<int, std::vector<size_t>> at = places_of(lines);
+    REQUIRE(at.size() == static_cast<size_t>(runs));
+    const std::map<int, size_t> deadline = deadlines_of(lines, at);
     std::map<int, bool> ended;  // runs whose last line came and that have no sentinel yet
     int sentinels = 0;
     for (size_t i = 0; i < lines.size(); ++i) {
-        for (const auto& [run, d] : deadline) {
-            CHECK_MESSAGE(!(ended.count(run) != 0 && d == i),
-                          "run " << run << "'s worker went on before its sentinel:\n"
-                                 << text);
+        for (const auto& entry : ended) {
+            CHECK_MESSAGE(deadline.at(entry.first) != i, "a worker went on before its sentinel:\n"
+                                                             << text);
         }
         if (lines[i].run >= 0) {
-            if (at[lines[i].run].back() == i) ended[lines[i].run] = true;
+            if (at.at(lines[i].run).back() == i) ended[lines[i].run] = true;
             continue;
         }
         ++sentinels;
         REQUIRE_MESSAGE(!ended.empty(), "a sentinel before any activation's lines:\n" << text);
-        const auto first = std::min_element(ended.begin(), ended.end(), [&](auto& a, auto& b) {
-            return deadline[a.first] < deadline[b.first];
-        });
-        ended.erase(first);
+        ended.erase(std::min_element(ended.begin(), ended.end(), [&](auto& a, auto& b) {
+            return deadline.at(a.first) < deadline.at(b.first);
+        }));
     }
     CHECK(sentinels == runs);
     CHECK(ended.empty());
@@ -237,8 +254,10 @@ TEST_CASE(
         REQUIRE(by_run.size() == RUNS);
         for (const auto& [n, messages] : by_run) {
             const std::string tag = "n=" + std::to_string(n);
-            CHECK(messages == std::vector<std::string>{tag + " short", tag + " long " + long_part,
-                                                       tag + " partial"});
+            std::string long_line = tag + " long ";
+            long_line += long_part;
+            const std::vector<std::string> expected = {tag + " short", long_line, tag + " partial"};
+            CHECK(messages == expected);
         }
     }
 }
