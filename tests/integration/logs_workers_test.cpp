@@ -188,6 +188,63 @@ TEST_CASE(
                    "(1000) and went on in pieces of that size"));
 }
 
+TEST_CASE("logs with 4 workers (plain): a crash is said in the crashed worker's stream, after "
+          "its activation's lines and before that worker's next activation") {
+    proxy_process proxy(with_env({{"OW_WORKERS", "4"}}));
+    const std::string script = "#!/bin/bash\nk=$OW_WORKER_INDEX\nwhile read line; do\n"
+                               "  [[ $line =~ \\\"n\\\":([0-9]+) ]]; n=${BASH_REMATCH[1]}\n"
+                               "  for i in 1 2 3; do echo \"w$k n$n err $i\" >&2; done\n"
+                               "  if [ \"$n\" = 1 ]; then\n"
+                               "    seq -f \"w$k n$n err %g\" 4 30000 >&2; kill -SEGV $$\n"
+                               "  fi\n"
+                               "  sleep 0.1\n"
+                               "  echo '{}' >&3\ndone\n";
+    REQUIRE(proxy.init(script).status == 200);
+    constexpr int RUNS = 12;
+    std::vector<std::future<int>> statuses;
+    statuses.reserve(RUNS);
+    for (int n = 0; n < RUNS; ++n) {
+        statuses.push_back(std::async(std::launch::async, [&proxy, n] {
+            return proxy.run(json{{"n", n}}, json::object(), seconds(60)).status;
+        }));
+    }
+    for (int n = 0; n < RUNS; ++n) CHECK(statuses[n].get() == (n == 1 ? 400 : 200));
+    REQUIRE(proxy.wait_for_sentinels(RUNS, seconds(5)));
+    const std::vector<std::string> lines = lines_of(proxy.stderr_text());
+    const std::regex shape("w([0-3]) n([0-9]+) err [0-9]+");
+    const std::regex crash(".*\\[warning\\] worker ([0-3]): the action exited during the "
+                           "activation \\(killed by signal 11 \\(SIGSEGV\\)\\)");
+    const std::regex restart(".*\\[warning\\] worker ([0-3]): the action process is gone "
+                             "\\(killed by signal 11 \\(SIGSEGV\\)\\); starting it again.*");
+    int crashed_worker = -1;
+    size_t crash_at = 0;
+    size_t last_of_run1 = 0;
+    std::vector<std::pair<size_t, int>> worker_lines;  // (index, worker) of every action line
+    for (size_t i = 0; i < lines.size(); ++i) {
+        std::smatch m;
+        if (std::regex_match(lines[i], m, shape)) {
+            worker_lines.emplace_back(i, std::stoi(m[1]));
+            if (m[2] == "1") last_of_run1 = i;
+        } else if (std::regex_match(lines[i], m, crash)) {
+            CHECK(crashed_worker == -1);  // said once
+            crashed_worker = std::stoi(m[1]);
+            crash_at = i;
+        } else if (std::regex_match(lines[i], m, restart)) {  // after the crash, its worker's
+            CHECK(crashed_worker == std::stoi(m[1]));
+            CHECK(crash_at < i);
+        } else {
+            CHECK_MESSAGE(lines[i] == SENTINEL, "a line cut or merged: " << lines[i]);
+        }
+    }
+    REQUIRE_MESSAGE(crashed_worker >= 0, proxy.stderr_text());
+    CHECK(crash_at > last_of_run1);
+    // The crashed worker's lines: its activation's before the crash line, its next after.
+    const auto misplaced = std::count_if(worker_lines.begin(), worker_lines.end(), [&](auto& at) {
+        return at.second == crashed_worker && (at.first < crash_at) != (at.first <= last_of_run1);
+    });
+    CHECK(misplaced == 0);
+}
+
 // --- OW_LOG_FORMAT=json ---
 
 namespace {
