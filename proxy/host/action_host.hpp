@@ -128,6 +128,7 @@ private:
 
     void dispatch(std::string body, activation_engine::clock::time_point deadline,
                   activation_engine::completion done, long long proxy_deadline_ms);
+    std::size_t next_worker();
     struct shutting_down;
     using started_workers = std::vector<std::unique_ptr<executor>>;
     worker_count resolve_workers() const;

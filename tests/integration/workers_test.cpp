@@ -14,11 +14,13 @@
 #include <future>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "archive_builder.hpp"
 #include "expectations.hpp"
 #include "process_tools.hpp"
+#include "prometheus_text.hpp"
 #include "proxy_process.hpp"
 #include "test_util.hpp"
 
@@ -51,6 +53,26 @@ do
   echo "{\"index\":\"$OW_WORKER_INDEX\",\"workers\":\"$OW_WORKERS\",\"pid\":$$}" >&3
 done
 )";
+
+// A #! worker for the OOM case: {"nap":…} holds the worker 500 ms (after creating napping in
+// `dir`); {"oom_now":…} bumps the fake cgroup's oom_kill count in `dir`, as the kernel's OOM
+// killer does, and SIGKILLs itself. Answers say which worker served.
+std::string oom_script(const std::string& dir) {
+    return "#!/bin/bash\n"
+           "while read line; do\n"
+           "  case \"$line\" in\n"
+           "    *oom_now*)\n"
+           "      printf 'oom 1\\noom_kill 1\\n' > '" +
+           dir +
+           "/memory.events'\n"
+           "      kill -9 $$ ;;\n"
+           "    *nap*) touch '" +
+           dir +
+           "/napping'; sleep 0.5 ;;\n"
+           "  esac\n"
+           "  echo \"{\\\"index\\\":\\\"$OW_WORKER_INDEX\\\"}\" >&3\n"
+           "done\n";
+}
 
 // `count` /runs of `value` at once; their replies in the order they were started.
 std::vector<http_reply> run_together(const proxy_process& proxy, int count, const json& value) {
@@ -209,7 +231,10 @@ TEST_CASE("workers: a start failure names the worker and leaves no worker runnin
 }
 
 TEST_CASE("workers: a crash fails only its own activation; the busy neighbours answer 200") {
-    proxy_process proxy(cpp_runtime({{"OW_WORKERS", "4"}}));
+    const int metrics_port = pick_free_port();
+    proxy_options options = cpp_runtime({{"OW_WORKERS", "4"}});
+    options.args = {"-metrics-port", std::to_string(metrics_port)};
+    proxy_process proxy(options);
     CHECK_REPLY(proxy.init(workers_zip()), 200, OK_BODY);
     auto busy = occupy(proxy, 3, 600);  // workers 0, 1 and 2
     const http_reply crashed = proxy.run(json{{"crash", true}});
@@ -225,6 +250,49 @@ TEST_CASE("workers: a crash fails only its own activation; the busy neighbours a
     // Worker 3 was started again in place: four workers serve once more.
     CHECK(indexes_of(run_together(proxy, 4, json{{"sleep_ms", 200}}), nullptr).size() == 4);
     CHECK(contains(proxy.stderr_text(), "worker 3: the action exited during the activation"));
+    CHECK(contains(proxy.stderr_text(), "worker 3: the action process is gone ("));
+    CHECK(scrape_metrics(metrics_port).at("actionloop_action_restarts_total") == 1);
+    check_children(proxy, 4);
+}
+
+TEST_CASE("workers: an OOM kill names its worker; the neighbour's activation answers 200") {
+    temp_dir cgroup("fake-cgroup");
+    write_file(cgroup.path() / "memory.events", "oom 0\noom_kill 0\n");
+    write_file(cgroup.path() / "memory.max", "268435456\n");
+    const std::string dir = cgroup.path().string();
+    proxy_process proxy(with_env({{"OW_WORKERS", "2"}, {"OW_CGROUP_DIR", dir}}));
+    REQUIRE(proxy.init(oom_script(dir)).status == 200);
+    auto napping = std::async(std::launch::async, [&] { return proxy.run(json{{"nap", 1}}); });
+    REQUIRE(wait_until([&] { return fs::exists(cgroup.path() / "napping"); }, seconds(10)));
+    CHECK_ERROR_REPLY(proxy.run(json{{"oom_now", 1}}), 400,
+                      "command exited (worker 1: the action exceeded its memory limit (256 MB))");
+    CHECK_REPLY(napping.get(), 200, "{\"index\":\"0\"}\n");
+    CHECK(wait_until(
+        [&] {
+            return contains(proxy.stderr_text(),
+                            "worker 1: the action exited during the activation (killed by signal "
+                            "9 (SIGKILL): the action exceeded its memory limit (256 MB))");
+        },
+        seconds(5)));
+}
+
+TEST_CASE("workers: a missed deadline stops only its worker; the other serves meanwhile") {
+    proxy_process proxy(with_env({{"OW_WORKERS", "2"}, {"OW_RUN_TIMEOUT_MS", "1000"}}));
+    REQUIRE(proxy.init(fixture_text("hang.sh")).status == 200);
+    const auto start = steady_clock::now();
+    auto hung = std::async(std::launch::async, [&] { return proxy.run(json{{"hang", true}}); });
+    REQUIRE(wait_until([&] { return proxy.children().size() == 2; }, seconds(5)));
+    for (int i = 0; i < 5; ++i) {
+        CHECK_REPLY(proxy.run(json{{"x", i}}), 200, json{{"x", i}}.dump() + "\n");
+    }
+    CHECK(steady_clock::now() - start < milliseconds(950));  // served beside the hang
+    CHECK(hung.get().status == 502);
+    CHECK(steady_clock::now() - start >= milliseconds(950));
+    CHECK_REPLY(proxy.run(json{{"after", 1}}), 200, "{\"after\":1}\n");
+    // The stopped worker starts again with its next activation (as one process does).
+    const std::vector<http_reply> both = run_together(proxy, 2, json{{"both", 1}});
+    for (const http_reply& reply : both) CHECK_REPLY(reply, 200, "{\"both\":1}\n");
+    check_children(proxy, 2);
 }
 
 TEST_CASE("workers: SIGTERM with every worker busy answers all and runs each on_shutdown") {
@@ -253,4 +321,17 @@ TEST_CASE("workers: unset is one worker, as before (OW_WORKERS=1, OW_WORKER_INDE
     CHECK(answer.at("index") == "0");
     const std::vector<http_reply> replies = run_together(proxy, 2, json{{"sleep_ms", 200}});
     CHECK(indexes_of(replies, nullptr) == std::set<std::string>{"0"});
+}
+
+TEST_CASE("workers: a -debug re-init retires every old worker for the new count") {
+    proxy_process proxy(with_env({{"OW_WORKERS", "3"}}, {"-debug"}));
+    CHECK_REPLY(proxy.init(SLEEPY_SCRIPT), 200, OK_BODY);
+    check_children(proxy, 3);
+    const std::vector<pid_t> old = proxy.children();
+    const json env = {{"OW_WORKERS", "2"}};
+    CHECK_REPLY(proxy.init(SLEEPY_SCRIPT, "main", &env), 200, OK_BODY);
+    check_children(proxy, 2);
+    for (const pid_t pid : old) CHECK_FALSE(process_alive(pid));
+    CHECK(indexes_of(run_together(proxy, 2, json::object()), nullptr) ==
+          std::set<std::string>{"0", "1"});
 }
