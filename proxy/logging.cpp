@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <spdlog/cfg/env.h>
 #include <spdlog/formatter.h>
@@ -191,9 +192,12 @@ private:
 std::array<fd_writer*, 3> writers{nullptr, nullptr, nullptr};
 size_t backlog_bound = 0;
 
-// Which injector takes the proxy's lines for fd 1 and 2 (output_pipe.cpp registers).
+// Which injectors take the proxy's lines for fd 1 and 2 (output_pipe.cpp registers; one pair
+// per worker): the newest takes a line no scope routes.
 std::mutex routes_lock;
-std::array<log_injector*, 3> routes{nullptr, nullptr, nullptr};
+std::array<std::vector<log_injector*>, 3> routes;
+// log_route_scope's, on this thread: fd 1's and fd 2's injector (null: the newest above).
+thread_local std::array<log_injector*, 3> scoped_routes{nullptr, nullptr, nullptr};
 std::atomic<std::uint64_t> pipe_dropped_lines{0};
 std::atomic<std::uint64_t> pipe_dropped_bytes{0};
 
@@ -203,11 +207,15 @@ void emit(int fd, std::string_view text, bool sentinel = false) {
         write_fd(fd, text);
         return;
     }
+    const auto direct = [fd](std::string_view now) { writers[fd]->put(now); };
+    if (scoped_routes[fd] != nullptr) {  // alive: its scope's owner holds it
+        scoped_routes[fd]->inject(text, sentinel, direct);
+        return;
+    }
     {
         std::lock_guard<std::mutex> guard(routes_lock);
-        if (routes[fd] != nullptr) {
-            routes[fd]->inject(text, sentinel,
-                               [fd](std::string_view now) { writers[fd]->put(now); });
+        if (!routes[fd].empty()) {
+            routes[fd].back()->inject(text, sentinel, direct);
             return;
         }
     }
@@ -311,12 +319,24 @@ size_t log_backlog_bound() { return backlog_bound != 0 ? backlog_bound : 4u << 2
 
 void route_proxy_lines(int fd, log_injector* via) {
     std::lock_guard<std::mutex> guard(routes_lock);
-    if (writers[fd] != nullptr) routes[fd] = via;
+    if (writers[fd] != nullptr) routes[fd].push_back(via);
 }
 
 void unroute_proxy_lines(int fd, log_injector* via) {
     std::lock_guard<std::mutex> guard(routes_lock);
-    if (routes[fd] == via) routes[fd] = nullptr;
+    auto& list = routes[fd];
+    list.erase(std::remove(list.begin(), list.end(), via), list.end());
+}
+
+log_route_scope::log_route_scope(log_injector* out, log_injector* err)
+    : previous_{scoped_routes[1], scoped_routes[2]} {
+    if (writers[1] != nullptr) scoped_routes[1] = out;
+    if (writers[2] != nullptr) scoped_routes[2] = err;
+}
+
+log_route_scope::~log_route_scope() {
+    scoped_routes[1] = previous_[0];
+    scoped_routes[2] = previous_[1];
 }
 
 void write_log_waiting(int fd, std::string_view text, const std::atomic<bool>& abandon) {
@@ -335,10 +355,13 @@ void count_dropped_log(std::uint64_t lines, std::uint64_t bytes) {
 bool flush_logs(std::chrono::milliseconds within) {
     const auto until = std::chrono::steady_clock::now() + within;
     for (int fd : {1, 2}) {
-        for (;;) {  // the pipe's injected lines first: they end up in the writer
+        for (;;) {  // the pipes' injected lines first: they end up in the writer
             {
                 std::lock_guard<std::mutex> guard(routes_lock);
-                if (routes[fd] == nullptr || routes[fd]->idle()) break;
+                if (std::all_of(routes[fd].begin(), routes[fd].end(),
+                                [](log_injector* via) { return via->idle(); })) {
+                    break;
+                }
             }
             if (std::chrono::steady_clock::now() >= until) return false;
             std::this_thread::sleep_for(std::chrono::milliseconds(1));

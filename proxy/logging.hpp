@@ -58,7 +58,8 @@ void write_stderr(std::string_view text);
 // a writer thread drains, so a stalled log reader (a full pipe to a log driver) never stops
 // the loop. While an action's output pipe feeds the fd (engine/output_pipe.hpp), the proxy's
 // lines go through that pipe instead, at the point its output has reached, so each lands
-// after what the action wrote before it (the sentinels after the activation's lines).
+// after what the action wrote before it (the sentinels after the activation's lines); with
+// several workers, through the pipe of the worker the line is about (log_route_scope).
 // The action's own output is never dropped: its pipe's thread waits for room (the action then
 // waits on its full pipe, the proxy does not). The proxy's own lines past OW_LOG_BUFFER_BYTES
 // are dropped, counted (log_backlog(), /metrics), and said in a line of their own once there
@@ -84,10 +85,27 @@ public:
     virtual bool idle() = 0;
 };
 
-/// The proxy's lines for `fd` (1 or 2) go through `via` from now on (the newest pipe wins).
+/// The proxy's lines for `fd` (1 or 2) go through `via` from now on (with several pipes, one
+/// per worker, the newest registered still here takes the lines no scope routes).
 void route_proxy_lines(int fd, log_injector* via);
-/// ... no longer through `via` (a no-op when another pipe took over).
+/// ... no longer through `via`.
 void unroute_proxy_lines(int fd, log_injector* via);
+
+/// While one lives, the proxy's own lines written on this thread (the sentinels, spdlog's,
+/// go_log's) go through `out` (fd 1) and `err` (fd 2), one worker's pipes, instead of the
+/// fd's newest pipe: an activation's sentinels and what the proxy says about it (a crash, a
+/// missed deadline) land in the streams of the worker that ran it, after its lines. Null: that
+/// fd as usual. Both must outlive the scope.
+class log_route_scope {
+public:
+    log_route_scope(log_injector* out, log_injector* err);
+    ~log_route_scope();
+    log_route_scope(const log_route_scope&) = delete;
+    log_route_scope& operator=(const log_route_scope&) = delete;
+
+private:
+    log_injector* previous_[2];
+};
 
 /// For output pipes' threads: `text` to `fd`, in order, waiting while the backlog is full
 /// (the action waits behind this thread) unless `abandon` is set (the pipe is closing: the

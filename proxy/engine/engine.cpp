@@ -497,6 +497,7 @@ void activation_engine::complete(activation_ptr done, activation_result result, 
     }
     // What the host and the /run say about it (a crash, a timeout, a bad answer) names it.
     const activation_log_scope about(done->line);
+    const log_route_scope through = action_->route_logs();  // into this worker's streams
     if (ended && hooks_.ended) {
         ending_log_id_ = done->log_id;
         hooks_.ended(*this, result.outcome);

@@ -143,6 +143,7 @@ void executor::start_failed(const std::string& why) {
 }
 
 void executor::restart(const std::string& why) {
+    const log_route_scope through = route_logs();  // after its lines, in its streams
     child_.kill();
     const long rss_kb = child_.peak_rss_kb();  // wait4's, for the process just ended
     spdlog::warn("{}; starting it again{}", why,

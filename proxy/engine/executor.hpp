@@ -38,7 +38,10 @@ struct executor_options {
     /// OW_LOG_FORMAT=json: stdout and stderr become records tagged with their activation
     /// (output_pipe.hpp); null: plain, both forwarded as they are.
     std::shared_ptr<log_attribution> log_tags;
-    size_t max_log_line_bytes = 16384;  // OW_LOG_LINE_BYTES (JSON mode)
+    size_t max_log_line_bytes = 16384;  // OW_LOG_LINE_BYTES (JSON mode; plain: whole_log_lines)
+    /// Plain mode with more than one worker (OW_WORKERS > 1): stdout and stderr are forwarded
+    /// in whole lines only (output_pipe.hpp), so workers' lines never meet mid-line.
+    bool whole_log_lines = false;
 };
 
 /// Start failures, with upstream's texts (the caller prefixes "cannot start action: ").
@@ -62,8 +65,9 @@ public:
 
     explicit executor(executor_options options)
         : options_(std::move(options)),
-          stderr_(2, options_.log_tags, options_.max_log_line_bytes),
-          stdout_(std::make_unique<output_pipe>(1, options_.log_tags, options_.max_log_line_bytes)),
+          stderr_(2, options_.log_tags, options_.max_log_line_bytes, options_.whole_log_lines),
+          stdout_(std::make_unique<output_pipe>(1, options_.log_tags, options_.max_log_line_bytes,
+                                                options_.whole_log_lines)),
           ack_(options_.max_answer_bytes) {}
     ~executor() { child_.kill(); }  // before the stderr pipe forwards its last bytes
 
@@ -107,6 +111,10 @@ public:
         if (stdout_) stdout_->end_line();
         stderr_.end_line();
     }
+    /// While it lives, the proxy's own lines on this thread (the sentinels, a crash, a missed
+    /// deadline) go through this process's stdout and stderr pipes (logging.hpp), after what
+    /// it wrote: with several workers, into the streams of the worker they are about.
+    log_route_scope route_logs() { return log_route_scope(stdout_.get(), &stderr_); }
     /// JSON mode's attribution of log lines; null in plain mode.
     const std::shared_ptr<log_attribution>& log_tags() const { return options_.log_tags; }
 

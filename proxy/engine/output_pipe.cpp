@@ -101,12 +101,13 @@ void log_attribution::drop_ended_front() {
 // --- output_pipe ---
 
 output_pipe::output_pipe(int target, std::shared_ptr<log_attribution> attribution,
-                         size_t max_line_bytes)
+                         size_t max_line_bytes, bool whole)
     : target_(target),
       attribution_(std::move(attribution)),
       stream_(target == 1 ? log_attribution::OUT : log_attribution::ERR),
       max_line_bytes_(max_line_bytes),
       max_injected_bytes_(log_backlog_bound()) {
+    if (whole && !attribution_) whole_.emplace(max_line_bytes);
     pipe_pair pipe = make_pipe();
     read_end_ = std::move(pipe.read_end);
     write_end_ = std::move(pipe.write_end);
@@ -287,15 +288,36 @@ void output_pipe::apply(const marker& m, std::string& out) {
     }
 }
 
-// The action's bytes: plain as they are, JSON as records.
+// The action's bytes: plain as they are (whole lines with more than one worker), JSON as
+// records.
 void output_pipe::forward(const char* data, size_t size, std::string& out) {
     if (size == 0) return;
+    if (whole_) {
+        whole_->feed(std::string_view(data, size), out);
+        line_open_ = whole_->holding();
+        say_broken(out);
+        return;
+    }
     if (attribution_) {
         emit_json(data, size, out);
     } else {
         out.append(data, size);
     }
     line_open_ = data[size - 1] != '\n';
+}
+
+// Whole lines: the lines that passed OW_LOG_LINE_BYTES and went on in pieces, said once each
+// has ended (one line for all that ended in this chunk).
+void output_pipe::say_broken(std::string& out) {
+    const whole_lines::broken broken = whole_->take_broken();
+    if (broken.lines == 0) return;
+    out += proxy_log_line(
+        std::to_string(broken.lines) + " line(s) (" + std::to_string(broken.bytes) +
+            " bytes) of the action's " + (target_ == 1 ? "stdout" : "stderr") +
+            " passed OW_LOG_LINE_BYTES (" + std::to_string(max_line_bytes_) +
+            ") and went on in pieces of that size, each ended with a newline (with more than "
+            "one worker, lines are forwarded whole so that workers' lines never meet mid-line)",
+        "warn");
 }
 
 // JSON mode: complete lines become records; the rest waits for its '\n' (at most
@@ -335,7 +357,10 @@ void output_pipe::record(std::string_view line, std::string& out) {
 
 void output_pipe::end_open_line(std::string& out) {
     if (!line_open_) return;
-    if (attribution_) {
+    if (whole_) {
+        whole_->end_line(out);
+        say_broken(out);
+    } else if (attribution_) {
         record(partial_, out);
         partial_.clear();
         partial_cut_ = 0;

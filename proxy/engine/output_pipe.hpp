@@ -3,7 +3,11 @@
 // Plain mode (the default, OW_LOG_FORMAT unset): both are forwarded byte for byte. The proxy
 // keeps the last lines of stderr, so an action that fails to start can be told why in the
 // /init answer, and it knows whether the last line forwarded ended, so its own sentinels start
-// a line of their own.
+// a line of their own. With more than one worker (OW_WORKERS > 1: several pipes feed the same
+// fd) a pipe forwards whole lines only (whole_lines.hpp): the open line waits for its '\n' or
+// end_line(), so lines of different workers never meet mid-line; one past OW_LOG_LINE_BYTES
+// goes on in ended pieces, and the proxy says so in a line of its own. One worker keeps the
+// bytes as they are (a partial line is seen at once, a long line is never broken: as upstream).
 //
 // JSON mode (OW_LOG_FORMAT=json): every line becomes one JSON record (log_record.hpp) tagged
 // with the activation it belongs to. Which one that is comes from log_attribution: the engine
@@ -31,10 +35,12 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "engine/process.hpp"
+#include "engine/whole_lines.hpp"
 #include "log_record.hpp"
 #include "logging.hpp"
 
@@ -80,9 +86,10 @@ private:
 class output_pipe final : public log_injector {
 public:
     /// `target`: the proxy's fd the lines go to (1 or 2). `attribution`: null in plain mode.
-    /// The proxy's own lines for `target` go through this pipe while it lives.
-    output_pipe(int target, std::shared_ptr<log_attribution> attribution,
-                size_t max_line_bytes);  // throws std::system_error when no pipe is left
+    /// The proxy's own lines for `target` go through this pipe while it lives. `whole`: plain
+    /// mode forwards whole lines only (more than one worker).
+    output_pipe(int target, std::shared_ptr<log_attribution> attribution, size_t max_line_bytes,
+                bool whole = false);  // throws std::system_error when no pipe is left
     ~output_pipe() override;
     output_pipe(const output_pipe&) = delete;
     output_pipe& operator=(const output_pipe&) = delete;
@@ -122,6 +129,7 @@ private:
     void emit_json(const char* data, size_t size, std::string& out);
     void record(std::string_view line, std::string& out);
     void end_open_line(std::string& out);
+    void say_broken(std::string& out);
     void keep_tail_locked(const char* data, size_t size, std::uint64_t from);
     void wake();
 
@@ -149,9 +157,10 @@ private:
     std::atomic<bool> closing_{false};
 
     // Under lock_.
-    bool line_open_ = false;  // the last byte forwarded was not '\n'
-    std::string partial_;     // JSON mode: the line read so far (bounded)
-    size_t partial_cut_ = 0;  // JSON mode: bytes of the current line beyond the bound
+    bool line_open_ = false;            // the last byte forwarded was not '\n'
+    std::string partial_;               // JSON mode: the line read so far (bounded)
+    std::optional<whole_lines> whole_;  // plain mode with more than one worker
+    size_t partial_cut_ = 0;            // JSON mode: bytes of the current line beyond the bound
     std::thread thread_;
 };
 

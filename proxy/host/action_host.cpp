@@ -196,9 +196,11 @@ std::unique_ptr<executor> action_host::start_action(const std::string& dir, unsi
         // Its lines become records tagged with their activation (engine/output_pipe.hpp);
         // the variable lets an action print structured lines as JSON objects.
         options.log_tags = std::make_shared<log_attribution>();
-        options.max_log_line_bytes = settings_.log_line_bytes;
         options.env.push_back("OW_LOG_FORMAT=json");
     }
+    // Several workers share the proxy's stdout and stderr: plain lines go whole (output_pipe.hpp).
+    options.whole_log_lines = count > 1;
+    options.max_log_line_bytes = settings_.log_line_bytes;
     options.ack_timeout_ms = settings_.ack_timeout_ms;
     options.max_answer_bytes = settings_.max_answer_bytes;
     auto started = std::make_unique<executor>(std::move(options));
