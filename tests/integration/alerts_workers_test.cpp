@@ -116,7 +116,7 @@ TEST_CASE("alerts/workers: with OW_WORKERS=2 the memory and state-dir stores fai
                             "processes (the proxy sets it to the number it runs, 1 or more)"));
 }
 
-TEST_CASE("alerts/workers: one worker keeps every store; with Redis, OW_WORKERS=2 starts") {
+TEST_CASE("alerts/workers: one worker keeps every store, with Redis, OW_WORKERS=2 starts") {
     temp_dir dir("alerts-workers-ok");
     const std::string config = fixture_path("alerts/config.json").string();
     redis_server server(false, tracked_spawn(), tracked_kill);
