@@ -108,6 +108,9 @@ TEST_CASE("alerts/workers: with OW_WORKERS=2 the memory and state-dir stores fai
         run_command({exec}, "", env_map{{"ALERT_CONFIG", config}, {"OW_WORKERS", "3"}}, dir.path());
     CHECK(run.exit_code == 1);
     CHECK(contains(run.err, refusal(3, MEMORY)));
+    // docs/alerts.md ("Workers") quotes the refusal as the action writes it.
+    CHECK(contains(read_file(fs::path(ACTIONLOOP_SOURCE_DIR) / "docs" / "alerts.md"),
+                   "\n" + refusal(2, MEMORY) + "\n"));
     // A value that is no count of processes is refused too.
     const command_result bad = run_command(
         {exec}, "", env_map{{"ALERT_CONFIG", config}, {"OW_WORKERS", "two"}}, dir.path());
