@@ -93,6 +93,14 @@ public:
     /// activation already submitted has its result.
     void retire();
 
+    /// One worker of a pool (host/action_host.hpp): `name` ("worker 2") starts what the engine
+    /// says about its process (a crash, a restart); empty (the default, one worker): nothing.
+    void name_worker(std::string name) { name_ = std::move(name); }
+    /// "worker 2: `text`" for a named worker; `text` as it is otherwise.
+    std::string named(std::string text) const;
+    /// Times the process was started again after it died (a worker's restarts).
+    std::uint64_t restarts() const { return restarts_; }
+
     /// True when the action offered pipelining at its start (it writes its own sentinels).
     bool pipelined() const { return pipelined_; }
     /// On the loop, once the drain on SIGTERM has no activation left: sends the shutdown line
@@ -154,6 +162,8 @@ private:
     boost::asio::thread_pool& blocking_;
     std::unique_ptr<executor> action_;
     hooks hooks_;
+    std::string name_;            // name_worker()
+    std::uint64_t restarts_ = 0;  // restarts()
     const bool pipelined_;
     const bool shutdown_offered_;
     activation_queue queue_;  // the activations, waiting and in the window
