@@ -7,7 +7,10 @@
 #include <doctest/doctest.h>
 
 #include <cstddef>
+#include <iterator>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -74,6 +77,33 @@ void send_together(const proxy_process& proxy, const strings& values, notes& got
     add_replies(got, replies);
 }
 
+// CPU time (utime + stime, in clock ticks) of each action process of `proxy`, by pid.
+std::map<pid_t, long> worker_cpu(const proxy_process& proxy) {
+    std::map<pid_t, long> out;
+    for (const pid_t pid : proxy.children()) {
+        const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+        std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // from field 3, the state
+        std::vector<std::string> f{std::istream_iterator<std::string>(fields), {}};
+        REQUIRE(f.size() > 12);
+        out[pid] = std::stol(f[11]) + std::stol(f[12]);  // fields 14 and 15
+    }
+    return out;
+}
+
+// `proxy` runs `n` workers, each of which has decided batches since `before` (none was
+// started again).
+void check_all_busy(const proxy_process& proxy, const std::map<pid_t, long>& before,
+                    std::size_t n) {
+    REQUIRE(before.size() == n);
+    const std::map<pid_t, long> after = worker_cpu(proxy);
+    CHECK(after.size() == n);
+    for (const auto& [pid, ticks] : before) {
+        CAPTURE(pid);
+        REQUIRE(after.count(pid) == 1);
+        CHECK(after.at(pid) > ticks);
+    }
+}
+
 }  // namespace
 
 TEST_CASE("alerts/workers: with OW_WORKERS=2 the memory and state-dir stores fail /init") {
@@ -98,8 +128,19 @@ TEST_CASE("alerts/workers: with OW_WORKERS=2 the memory and state-dir stores fai
         proxy_process proxy(cpp_runtime());
         const http_reply reply = proxy.init(action_zip(c.zip), "main", &c.env);
         CHECK(reply.status == 502);
-        CHECK(contains(reply.body, "on_init: " + c.reason + "\"}"));
-        CHECK(contains(proxy.stderr_text(), c.reason));
+        // The pool names the worker whose start failed first (0 or 1).
+        CHECK(reply.body.rfind(R"({"error":"cannot start action: worker )", 0) == 0);
+        CHECK(contains(reply.body, " of 2: The action did not initialize properly. on_init: " +
+                                       c.reason + "\"}\n"));
+        CHECK(contains(proxy.stderr_text(), "action error: on_init: " + c.reason));
+    }
+    // OW_WORKERS in the proxy's environment rather than /init's: the same.
+    {
+        proxy_process proxy(cpp_runtime({{"OW_WORKERS", "2"}}));
+        const json env = {{"ALERT_CONFIG", config}};
+        const http_reply reply = proxy.init(monitor_zip_code(), "main", &env);
+        CHECK(reply.status == 502);
+        CHECK(contains(reply.body, "on_init: " + refusal(2, MEMORY) + "\"}\n"));
     }
     // The action process on its own says the same (exit 1, the reason on stderr).
     const std::string exec =
@@ -155,10 +196,12 @@ TEST_CASE("alerts/workers: the stream raced by four clients through 4 workers gi
     json env = redis_env(server, s.config);
     env["OW_WORKERS"] = "4";
     auto proxy = start_monitor(env);
+    const std::map<pid_t, long> before = worker_cpu(*proxy);
     notes got;
     for (const std::string& value : s.batches) {
         add_replies(got, race(*proxy, value, 4));
     }
+    check_all_busy(*proxy, before, 4);
     CHECK(got.size() == s.reference.size());
     CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
     const notes stored = outbox_notes(server);
@@ -175,6 +218,8 @@ TEST_CASE("alerts/workers: two proxies of 4 workers each, every batch raced to b
     env["OW_WORKERS"] = "4";
     auto a = start_monitor(env);
     auto b = start_monitor(env);
+    const std::map<pid_t, long> before_a = worker_cpu(*a);
+    const std::map<pid_t, long> before_b = worker_cpu(*b);
     notes got;
     for (const std::string& value : s.batches) {
         std::vector<http_reply> from_b;
@@ -183,6 +228,8 @@ TEST_CASE("alerts/workers: two proxies of 4 workers each, every batch raced to b
         other.join();
         add_replies(got, from_b);
     }
+    // Two clients per proxy: at least two workers of each are busy at once.
+    for (const auto* side : {&before_a, &before_b}) REQUIRE(side->size() == 4);
     CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
     const notes stored = outbox_notes(server);
     CHECK_MESSAGE(stored == s.reference, difference(stored, s.reference));
@@ -205,6 +252,7 @@ TEST_CASE("alerts/workers: a site outage in four concurrent batches per step thr
     json env = redis_env(server, site.config);
     env["OW_WORKERS"] = "4";
     auto proxy = start_monitor(env);
+    const std::map<pid_t, long> before = worker_cpu(*proxy);
     notes got;
     const strings steps = outage_steps(site, 4);  // 4 parts, a tick, 4 parts, a tick, 4 parts
     REQUIRE(steps.size() == 14);
@@ -213,6 +261,7 @@ TEST_CASE("alerts/workers: a site outage in four concurrent batches per step thr
         send_together(*proxy, strings(first, first + 4), got);
         if (from < 10) add_notes(got, run_text(*proxy, steps[from + 4]));
     }
+    check_all_busy(*proxy, before, 4);
     CHECK_MESSAGE(got == reference, difference(got, reference));
     const notes stored = outbox_notes(server);
     CHECK(stored.size() == reference.size());
