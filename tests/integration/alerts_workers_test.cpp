@@ -208,6 +208,41 @@ TEST_CASE("alerts/workers: the stream raced by four clients through 4 workers gi
     CHECK_MESSAGE(stored == s.reference, difference(stored, s.reference));
 }
 
+// A worker killed mid-stream (between batches): an activation given to it as it dies answers
+// an error (it never ran: the process was gone before it read the request) and is sent again,
+// as OpenWhisk or the consumer does; the pool starts the worker again in place. The stream
+// raced by four clients loses nothing and sends nothing twice.
+TEST_CASE("alerts/workers: a worker killed mid-stream loses nothing") {
+    const stream& s = generated();
+    redis_server server(false, tracked_spawn(), tracked_kill);
+    json env = redis_env(server, s.config);
+    env["OW_WORKERS"] = "4";
+    auto proxy = start_monitor(env);
+    notes got;
+    const std::size_t half = s.batches.size() / 2;
+    std::size_t failed = 0;
+    for (std::size_t i = 0; i < s.batches.size(); ++i) {
+        if (i == half) {
+            const std::vector<pid_t> workers = proxy->children();
+            REQUIRE(workers.size() == 4);
+            REQUIRE(::kill(workers[1], SIGKILL) == 0);
+        }
+        std::vector<http_reply> replies = race(*proxy, s.batches[i], 4);
+        for (http_reply& reply : replies) {
+            if (!contains(reply.body, "command exited (worker ")) continue;
+            CHECK(i == half);
+            ++failed;
+            reply = proxy->run_raw("{\"value\":" + s.batches[i] + "}");
+        }
+        add_replies(got, replies);
+    }
+    CHECK(failed <= 1);
+    CHECK(proxy->children().size() == 4);  // started again
+    CHECK_MESSAGE(got == s.reference, difference(got, s.reference));
+    const notes stored = outbox_notes(server);
+    CHECK_MESSAGE(stored == s.reference, difference(stored, s.reference));
+}
+
 // The stream across two proxies of four workers each, every batch raced by two clients to
 // each: within and across containers, one process's notes, each once in the outbox.
 TEST_CASE("alerts/workers: two proxies of 4 workers each, every batch raced to both, give one "
