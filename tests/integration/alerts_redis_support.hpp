@@ -105,8 +105,8 @@ struct stream {
 };
 
 inline const stream& generated() {
-    static const stream s;
-    return s;
+    static const stream GENERATED;
+    return GENERATED;
 }
 
 // The notes in one multiset and not the other (at most 8 each), for a failure's message.

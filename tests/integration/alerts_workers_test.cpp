@@ -97,10 +97,11 @@ void check_all_busy(const proxy_process& proxy, const std::map<pid_t, long>& bef
     REQUIRE(before.size() == n);
     const std::map<pid_t, long> after = worker_cpu(proxy);
     CHECK(after.size() == n);
-    for (const auto& [pid, ticks] : before) {
+    for (const auto& entry : before) {
+        const pid_t pid = entry.first;
         CAPTURE(pid);
         REQUIRE(after.count(pid) == 1);
-        CHECK(after.at(pid) > ticks);
+        CHECK(after.at(pid) > entry.second);
     }
 }
 
