@@ -208,19 +208,26 @@ TEST_CASE("activation_engine: a crash fails the activation being served, those b
         CHECK(answered(peer.results[2], "after-1"));
         CHECK(answered(peer.results[3], "after-2"));
         CHECK(peer.restarts == 1);
+        CHECK(peer.engine->restarts() == 1);
         CHECK(peer.engine->pid() != first);
         CHECK(peer.engine->pid() > 0);
     }
 }
 
-TEST_CASE("activation_engine: a death by signal is named in the result") {
-    engine_peer peer(true);
-    peer.submit("segv");
-    peer.submit("next");
-    REQUIRE(peer.wait_for_results(2));
-    CHECK(peer.results[0].result.outcome == executor::outcome::exited);
-    CHECK(peer.results[0].result.crash == "killed by signal 11, SIGSEGV");
-    CHECK(answered(peer.results[1], "next"));
+TEST_CASE("activation_engine: a death by signal is named in the result, with the worker's name") {
+    for (const std::string worker : {"", "worker 2"}) {
+        CAPTURE(worker);
+        engine_peer peer(true);
+        if (!worker.empty()) peer.engine->name_worker(worker);
+        peer.submit("segv");
+        peer.submit("next");
+        REQUIRE(peer.wait_for_results(2));
+        CHECK(peer.results[0].result.outcome == executor::outcome::exited);
+        CHECK(peer.results[0].result.crash ==
+              (worker.empty() ? "" : worker + ": ") + "killed by signal 11, SIGSEGV");
+        CHECK(answered(peer.results[1], "next"));
+        CHECK(peer.engine->restarts() == 1);
+    }
 }
 
 TEST_CASE("activation_engine: past its deadline the activation fails and the process is "
@@ -266,4 +273,5 @@ TEST_CASE("activation_engine: retire() lets the submitted activations finish, th
     CHECK(::kill(pid, 0) == -1);
     CHECK(errno == ESRCH);
     CHECK(peer.restarts == 0);
+    CHECK(peer.engine->restarts() == 0);
 }
