@@ -4,7 +4,8 @@
 //   executor.hpp  one long-lived action process and its pipes (start, ack, restart)
 //   process.hpp   posix_spawn with an exact fd layout, process group, pidfd; reaper.hpp: orphans
 //   framing.hpp   the pure line handling (request framing, answer checks, the deadline field)
-// host/action_host.hpp owns the engine of the current action.
+// host/action_host.hpp owns the engines of the current action, one per worker (OW_WORKERS);
+// worker_choice.hpp is the rule it dispatches by.
 //
 // The activation engine, one for every action, driven by the HTTP server's event loop (one
 // Boost.Asio io_context thread): each /run's request line is written to the action's stdin in

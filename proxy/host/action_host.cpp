@@ -221,9 +221,11 @@ void action_host::install(started_workers started) {
             end_activation(engine, outcome);
         };
         hooks.restarted = [this] { restarts_.fetch_add(1, std::memory_order_relaxed); };
+        // SCHED_BATCH switches the loop's thread with the process: one worker only (several
+        // would switch that one thread back and forth).
         auto engine = std::make_shared<activation_engine>(
             *loop_, *blocking_, std::move(action), std::move(hooks),
-            settings_.sched_batch == settings::batch_policy::automatic);
+            settings_.sched_batch == settings::batch_policy::automatic && started.size() == 1);
         if (started.size() > 1) engine->name_worker("worker " + std::to_string(engines.size()));
         engines.push_back(std::move(engine));
     }
@@ -257,11 +259,16 @@ void action_host::dispatch(std::string body, activation_engine::clock::time_poin
         done(std::move(none));
         return;
     }
+    engines_[next_worker()]->submit(std::move(body), deadline, std::move(done), proxy_deadline_ms);
+}
+
+// engine/worker_choice.hpp's rule over the workers' loads now (one worker: no choice).
+std::size_t action_host::next_worker() {
+    if (engines_.size() == 1) return 0;
     for (std::size_t i = 0; i < engines_.size(); ++i) {
         loads_[i] = {engines_[i]->in_flight(), engines_[i]->waiting()};
     }
-    engines_[choose_worker(loads_)]->submit(std::move(body), deadline, std::move(done),
-                                            proxy_deadline_ms);
+    return choose_worker(loads_);
 }
 
 // Once the last running init is done (its action installed, or not), the runs that waited

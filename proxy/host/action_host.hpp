@@ -10,10 +10,11 @@
 // pipelines within itself; a worker's environment has OW_WORKERS (the count) and
 // OW_WORKER_INDEX (0-based). N = 1 (the default) is the single action process of before.
 //
-// Threads: run() and everything about the engine run on the event loop (attach()); init()
-// runs on a worker (it compiles and starts the action) and hands the started action to the
-// loop. While an init runs (between init_started() and init_finished(), both on the loop),
-// runs wait for it, as upstream's lock makes them.
+// Threads: run() and everything about the engines run on the event loop (attach()); init()
+// runs on a thread of the blocking pool (it compiles the action and starts its workers, each
+// on a thread of its own) and hands the started workers to the loop. While an init runs
+// (between init_started() and init_finished(), both on the loop), runs wait for it, as
+// upstream's lock makes them.
 #pragma once
 
 #include <atomic>
@@ -106,7 +107,7 @@ public:
 
     const settings& config() const { return settings_; }
 
-    /// For /metrics: action processes started again after they died.
+    /// For /metrics: action processes started again after they died (all workers).
     std::uint64_t action_restarts() const { return restarts_.load(std::memory_order_relaxed); }
     /// For /metrics, on the loop: activations waiting for their turn at a worker.
     size_t queued() const;
@@ -128,6 +129,7 @@ private:
 
     void dispatch(std::string body, activation_engine::clock::time_point deadline,
                   activation_engine::completion done, long long proxy_deadline_ms);
+    std::size_t next_worker();
     struct shutting_down;
     using started_workers = std::vector<std::unique_ptr<executor>>;
     worker_count resolve_workers() const;

@@ -289,6 +289,9 @@ TEST_CASE("workers: a missed deadline stops only its worker; the other serves me
     CHECK(hung.get().status == 502);
     CHECK(steady_clock::now() - start >= milliseconds(950));
     CHECK_REPLY(proxy.run(json{{"after", 1}}), 200, "{\"after\":1}\n");
+    // The stopped worker starts again with its next activation (as one process does).
+    const std::vector<http_reply> both = run_together(proxy, 2, json{{"both", 1}});
+    for (const http_reply& reply : both) CHECK_REPLY(reply, 200, "{\"both\":1}\n");
     check_children(proxy, 2);
 }
 
@@ -318,4 +321,17 @@ TEST_CASE("workers: unset is one worker, as before (OW_WORKERS=1, OW_WORKER_INDE
     CHECK(answer.at("index") == "0");
     const std::vector<http_reply> replies = run_together(proxy, 2, json{{"sleep_ms", 200}});
     CHECK(indexes_of(replies, nullptr) == std::set<std::string>{"0"});
+}
+
+TEST_CASE("workers: a -debug re-init retires every old worker for the new count") {
+    proxy_process proxy(with_env({{"OW_WORKERS", "3"}}, {"-debug"}));
+    CHECK_REPLY(proxy.init(SLEEPY_SCRIPT), 200, OK_BODY);
+    check_children(proxy, 3);
+    const std::vector<pid_t> old = proxy.children();
+    const json env = {{"OW_WORKERS", "2"}};
+    CHECK_REPLY(proxy.init(SLEEPY_SCRIPT, "main", &env), 200, OK_BODY);
+    check_children(proxy, 2);
+    for (const pid_t pid : old) CHECK_FALSE(process_alive(pid));
+    CHECK(indexes_of(run_together(proxy, 2, json::object()), nullptr) ==
+          std::set<std::string>{"0", "1"});
 }

@@ -17,7 +17,7 @@ const auto NO_CPUS = [] {
     return 0u;
 };
 
-worker_count resolve(const std::string& proxy, std::optional<std::string> init = {},
+worker_count resolve(const std::string& proxy, const std::optional<std::string>& init = {},
                      unsigned max = 64) {
     return resolve_worker_count(proxy, init, max, NO_CPUS);
 }
@@ -70,7 +70,9 @@ TEST_CASE("worker_count: an invalid value is an error naming the variable and th
     for (const std::string value : {"0", "-1", "many", "4x", "1.5", "+2", "AUTO", "00"}) {
         CAPTURE(value);
         const worker_count bad = resolve(value);
-        CHECK(bad.error == "OW_WORKERS=\"" + value + "\"" + hint);
+        std::string expected = "OW_WORKERS=\"";
+        expected += value + "\"" + hint;
+        CHECK(bad.error == expected);
     }
     CHECK(resolve("4", std::string("none")).error == "OW_WORKERS=\"none\" (in /init's env)" + hint);
 }
