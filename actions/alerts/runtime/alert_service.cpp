@@ -115,6 +115,36 @@ void check_redis_environment(const service_env& env) {
     }
 }
 
+// OW_WORKERS, as the proxy sets it for each of its worker processes: a count, 1 or more.
+int read_workers() {
+    const std::string text = env_or_empty("OW_WORKERS");
+    if (text.empty()) return 1;
+    char* end = nullptr;
+    const long v = std::strtol(text.c_str(), &end, 10);
+    if (end != text.c_str() + text.size() || v < 1 || v > 1000000) {
+        throw std::invalid_argument("OW_WORKERS='" + text +
+                                    "' is no number of worker processes (the proxy sets it to "
+                                    "the number it runs, 1 or more)");
+    }
+    return static_cast<int>(v);
+}
+
+// With several worker processes in the container, a store that one process keeps to itself
+// would split each device's state between them: only Redis is shared.
+void check_workers(const service_env& env) {
+    if (env.workers <= 1 || env.uses_redis()) return;
+    const std::string n = std::to_string(env.workers);
+    const char* store = env.state_dir.empty()
+                            ? "the memory store (no ALERT_REDIS_URL, ALERT_REDIS_SENTINELS or "
+                              "ALERT_STATE_DIR) is each process's own"
+                            : "ALERT_STATE_DIR is one process's (its lock file keeps others out)";
+    throw std::invalid_argument(
+        "OW_WORKERS=" + n + " runs " + n + " processes of this action, and " + store +
+        ": each worker would hold its own state, so a device's events split between workers "
+        "would send its notifications twice or lose them; set ALERT_REDIS_URL (or "
+        "ALERT_REDIS_SENTINELS) to share the state in Redis, or run one worker (OW_WORKERS=1)");
+}
+
 // The bounds on what an invoker sends (docs/alerts.md, "Environment").
 void read_input_bounds(service_env& env) {
     env.max_batch_etags = static_cast<std::size_t>(
@@ -141,6 +171,8 @@ service_env read_environment() {
     env.json_logs = env_or_empty("OW_LOG_FORMAT") == "json";
     read_redis_environment(env);
     check_redis_environment(env);
+    env.workers = read_workers();
+    check_workers(env);
     read_input_bounds(env);
     return env;
 }

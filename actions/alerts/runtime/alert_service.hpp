@@ -53,6 +53,10 @@ struct service_env {
     /// without ALERT_CONFIG (it is the only way to give one), no with it (the deployed config
     /// is the operator's; an invoker must not replace it).
     bool allow_value_config = true;
+    /// OW_WORKERS: how many action processes the proxy runs side by side in this container
+    /// (it sets the variable for each; unset: 1). Above 1, only the Redis store is shared
+    /// between them: the memory and state-dir stores fail /init (docs/alerts.md, "Workers").
+    int workers = 1;
     /// OW_LOG_FORMAT=json (the proxy's JSON log mode sets it for the action): the
     /// notification lines are JSON objects, which the proxy keeps as objects in its records.
     bool json_logs = false;
