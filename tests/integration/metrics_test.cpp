@@ -178,3 +178,27 @@ TEST_CASE("metrics: off unless a port is set, a bad or busy port is a clear star
     CHECK(contains(busy.err,
                    "cannot serve metrics on 0.0.0.0:" + busy_port + ": Address already in use"));
 }
+
+TEST_CASE("metrics: workers, busy workers, and each worker's resident memory and restarts") {
+    metered_proxy m;
+    const sample_map before = m.scrape();
+    CHECK(before.at("actionloop_workers") == 0);  // no action yet
+    CHECK(before.at("actionloop_workers_busy") == 0);
+    CHECK(before.count("actionloop_worker_resident_bytes{worker=\"0\"}") == 0);
+    CHECK_REPLY(m.proxy.init(SCRIPT), 200, OK_BODY);
+    const sample_map idle = m.scrape();
+    CHECK(idle.at("actionloop_workers") == 1);
+    CHECK(idle.at("actionloop_workers_busy") == 0);
+    CHECK(idle.at("actionloop_worker_resident_bytes{worker=\"0\"}") > 0);
+    CHECK(idle.at("actionloop_worker_restarts_total{worker=\"0\"}") == 0);
+    CHECK_ERROR_REPLY(m.proxy.run(json{{"do", "crash"}}), 400, "command exited");
+    CHECK_REPLY(m.proxy.run(json{{"b", 2}}), 200, "{\"b\":2}\n");  // on the restarted process
+    CHECK(m.scrape().at("actionloop_worker_restarts_total{worker=\"0\"}") == 1);
+    auto hung = std::async(std::launch::async, [&] {
+        return m.proxy.run(json{{"do", "hang"}}, {}, seconds(30));
+    });
+    REQUIRE(wait_until([&] { return m.scrape().at("actionloop_workers_busy") == 1; }, seconds(10)));
+    CHECK(m.scrape().at("actionloop_worker_resident_bytes{worker=\"0\"}") > 0);
+    m.proxy.stop();
+    CHECK(hung.get().status != 200);
+}
