@@ -202,3 +202,20 @@ TEST_CASE("metrics: workers, busy workers, and each worker's resident memory and
     m.proxy.stop();
     CHECK(hung.get().status != 200);
 }
+
+TEST_CASE("metrics: every family a scrape renders is in docs/DEPLOY.md's metrics table") {
+    metered_proxy m;
+    CHECK_REPLY(m.proxy.init(SCRIPT), 200, OK_BODY);  // the per-worker families appear
+    const std::string doc = read_file(fs::path(ACTIONLOOP_SOURCE_DIR) / "docs/DEPLOY.md");
+    for (const auto& [sample, value] : m.scrape()) {
+        std::string name = sample.substr(0, sample.find('{'));
+        for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+            const std::string s(suffix);
+            if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0 &&
+                contains(name, "_duration_seconds")) {
+                name.resize(name.size() - s.size());
+            }
+        }
+        CHECK_MESSAGE(contains(doc, "| `" + name), name);
+    }
+}
