@@ -87,6 +87,7 @@ TEST_CASE("backpressure: past OW_MAX_INFLIGHT a /run gets 429 with Retry-After a
     CHECK(took < milliseconds(500));
     CHECK(still_running(first));  // answered before the sleeping ones finished
     CHECK(still_running(second));
+    CHECK_REPLY(b.proxy.get("/health"), 200, "{\"ok\":true}\n");  // classic: not saturation
     // /init is not bounded by it: a second /init gets its own answer, not 429.
     CHECK(b.proxy.init(SLEEPS).status == 403);
     CHECK_REPLY(first.get(), 200, "{\"ok\":1}\n");

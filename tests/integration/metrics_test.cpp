@@ -219,3 +219,26 @@ TEST_CASE("metrics: every family a scrape renders is in docs/DEPLOY.md's metrics
         CHECK_MESSAGE(contains(doc, "| `" + name), name);
     }
 }
+
+TEST_CASE("metrics: in single-entrypoint mode the outcome is the action's, whatever its "
+          "statusCode; the mode's refusals are rejected") {
+    proxy_options options = with_metrics(pick_free_port());
+    const int port = std::stoi(options.args[1]);
+    options.env["__OW_RUNTIME_PLATFORM"] = "knative";
+    proxy_process proxy(options);
+    REQUIRE(proxy.post("/", json{{"init", {{"code", SCRIPT}}}}.dump()).status == 200);
+    const auto request = [&](const json& value) {
+        return proxy.post("/", json{{"value", value}}.dump());
+    };
+    CHECK(request({{"statusCode", 404}, {"body", "none"}}).status == 404);
+    CHECK(request({{"error", "boom"}}).status == 200);
+    CHECK(request({{"do", "crash"}}).status == 400);
+    CHECK(proxy.post("/", "{not json").status == 500);  // a bad envelope
+    const sample_map after = scrape_metrics(port);
+    const std::pair<std::string, double> expected[] = {
+        {activations("run", "success"), 2},  // the init request is a run of the mode too
+        {activations("run", "application_error"), 1}, {activations("run", "crash"), 1},
+        {activations("run", "rejected"), 1},          {activations("run", "action_error"), 0},
+    };
+    for (const auto& [name, value] : expected) CHECK_MESSAGE(after.at(name) == value, name);
+}
