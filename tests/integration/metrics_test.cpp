@@ -221,7 +221,7 @@ TEST_CASE("metrics: every family a scrape renders is in docs/DEPLOY.md's metrics
 }
 
 TEST_CASE("metrics: in single-entrypoint mode the outcome is the action's, whatever its "
-          "statusCode; the mode's refusals are rejected") {
+          "statusCode, and the mode's refusals are rejected") {
     proxy_options options = with_metrics(pick_free_port());
     const int port = std::stoi(options.args[1]);
     options.env["__OW_RUNTIME_PLATFORM"] = "knative";
