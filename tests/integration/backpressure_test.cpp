@@ -135,6 +135,7 @@ TEST_CASE("backpressure: without OW_MAX_INFLIGHT every concurrent activation is 
     bounded_proxy b(env_map{});
     CHECK_REPLY(b.proxy.init(SLEEPS), 200, OK_BODY);
     std::vector<std::future<http_reply>> runs;
+    runs.reserve(3);
     for (int i = 0; i < 3; ++i) runs.push_back(post_async(b.proxy, "/run", R"({"value":{}})"));
     b.wait_in_flight(3);
     CHECK_REPLY(b.proxy.get("/health"), 200, "{\"ok\":true}\n");

@@ -116,8 +116,8 @@ TEST_CASE("metrics: each counter moves by exactly what a known sequence of activ
         {"actionloop_received_bytes_total", m.bytes_in},
         {"actionloop_sent_bytes_total", m.bytes_out},
     };
-    for (const auto& [name, value] : expected) {
-        CHECK_MESSAGE(delta(before, after, name) == value, name);
+    for (const auto& sample : expected) {  // not a structured binding: CHECK captures it
+        CHECK_MESSAGE(delta(before, after, sample.first) == sample.second, sample.first);
     }
     CHECK(after.at("actionloop_in_flight") == 0);
     CHECK(after.at("actionloop_queue_depth") == 0);
@@ -240,5 +240,7 @@ TEST_CASE("metrics: in single-entrypoint mode the outcome is the action's, whate
         {activations("run", "application_error"), 1}, {activations("run", "crash"), 1},
         {activations("run", "rejected"), 1},          {activations("run", "action_error"), 0},
     };
-    for (const auto& [name, value] : expected) CHECK_MESSAGE(after.at(name) == value, name);
+    for (const auto& sample : expected) {
+        CHECK_MESSAGE(after.at(sample.first) == sample.second, sample.first);
+    }
 }

@@ -23,7 +23,7 @@ activation_result ended(executor::outcome how) {
 }
 
 answer of(activation_result r, answer_check check = answer_check::here) {
-    static const settings config;
+    const settings config;
     return run_answer(config, std::move(r), run_bound::deadline, check);
 }
 
