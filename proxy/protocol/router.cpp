@@ -29,13 +29,12 @@ reply_fn admit(request& req, activation_gate& gate, bool is_run, reply_fn reply)
         reply(std::move(refused));
         return {};
     }
+    req.ticket->emplace(gate.drain);  // a drain waits for this answer's write, whatever it is
     if (is_run && !gate.inflight.try_enter()) {  // no queuing: the client retries
-        gate.drain.leave();
         gate.metrics.refused(activation_metrics::refusal_reason::inflight);
         reply(inflight_full_answer(gate.inflight.max()));
         return {};
     }
-    req.ticket->emplace(gate.drain);
     return [&gate, is_run, request_bytes, started, reply = std::move(reply)](answer a) {
         if (is_run) gate.inflight.leave();
         gate.metrics.record(is_run, a.outcome, request_bytes, a.body.size(),
