@@ -126,6 +126,9 @@ std::string scrape(const action_host& host, const activation_metrics& metrics,
     gauges.queue_depth = host.queued();
     gauges.in_flight = drain.in_flight();
     gauges.resident_bytes = resident_bytes();
+    for (const worker_state& w : host.worker_states()) {
+        gauges.workers.push_back({w.index, w.busy, resident_bytes_of(w.pid), w.restarts});
+    }
     return render_metrics(metrics, gauges);
 }
 
@@ -146,6 +149,8 @@ int serve(action_host& host, const settings& config) {
     static drain_state drain;  // static: the signal thread may outlive this frame
     static activation_metrics metrics;
     static admission_limit connections(config.max_connections);  // on the loop
+    static admission_limit inflight(config.max_inflight);        // on the loop
+    static activation_gate gate{drain, metrics, inflight};
     handle_stop_signals(drain, std::chrono::milliseconds(config.shutdown_timeout_ms),
                         [&host](std::chrono::milliseconds left) { host.shutdown_action(left); });
     start_reaper();
@@ -164,8 +169,8 @@ int serve(action_host& host, const settings& config) {
     std::optional<router> classic;
     handler& requests = platform == knative::platform::knative
                             ? static_cast<handler&>(single_entrypoint.emplace(
-                                  host, knative::load_platform_config(), drain, metrics))
-                            : classic.emplace(host, drain, metrics);
+                                  host, knative::load_platform_config(), gate))
+                            : classic.emplace(host, gate);
     spdlog::debug("listening on {}:{}", config.host, config.port);
     const listen_options options{config.host,           config.port,
                                  config.max_body_bytes, std::chrono::microseconds(config.spin_us),

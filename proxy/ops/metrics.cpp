@@ -2,14 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
 #include <utility>
 #include <vector>
 
 #include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
-
-#include <actionloop/detail/json_scan.hpp>
 
 namespace actionloop {
 namespace {
@@ -45,7 +45,7 @@ prometheus::MetricFamily activations_family(const activation_metrics& counted) {
                prometheus::MetricType::Counter);
     for (bool is_run : {false, true}) {
         for (std::size_t i = 0; i < OUTCOMES; ++i) {
-            const auto o = static_cast<outcome>(i);
+            const auto o = static_cast<activation_outcome>(i);
             prometheus::ClientMetric m;
             m.label = {label("outcome", outcome_name(o)), label("route", is_run ? "run" : "init")};
             m.counter.value = static_cast<double>(counted.activations(is_run, o));
@@ -59,11 +59,12 @@ prometheus::MetricFamily refusals_family(const activation_metrics& counted) {
     using reason = activation_metrics::refusal_reason;
     prometheus::MetricFamily f =
         family("actionloop_refused_total",
-               "requests answered 503 by a bound before any work (OW_MAX_QUEUED: queue, "
-               "OW_MAX_CONNECTIONS: connections)",
+               "requests refused by a bound before any work (503 past OW_MAX_QUEUED: queue, "
+               "OW_MAX_CONNECTIONS: connections; 429 past OW_MAX_INFLIGHT: inflight)",
                prometheus::MetricType::Counter);
     for (const auto& [why, name] :
-         {std::pair{reason::queue, "queue"}, std::pair{reason::connections, "connections"}}) {
+         {std::pair{reason::queue, "queue"}, std::pair{reason::connections, "connections"},
+          std::pair{reason::inflight, "inflight"}}) {
         prometheus::ClientMetric m;
         m.label = {label("reason", name)};
         m.counter.value = static_cast<double>(counted.refusals(why));
@@ -89,38 +90,70 @@ prometheus::MetricFamily histogram_family(const char* name, const char* help,
     return f;
 }
 
+// The second field of a statm file (resident pages) in bytes; 0 when unreadable.
+std::uint64_t resident_of(const std::string& statm_path) {
+    std::ifstream statm(statm_path);
+    std::uint64_t size_pages = 0;
+    std::uint64_t resident_pages = 0;
+    if (!(statm >> size_pages >> resident_pages)) return 0;
+    return resident_pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// A family with one sample per worker, labelled worker="<index>".
+prometheus::MetricFamily per_worker(const char* name, const char* help, prometheus::MetricType type,
+                                    const std::vector<worker_gauge>& workers,
+                                    std::uint64_t worker_gauge::*field) {
+    prometheus::MetricFamily f = family(name, help, type);
+    for (const worker_gauge& w : workers) {
+        prometheus::ClientMetric m;
+        m.label = {{"worker", std::to_string(w.index)}};
+        const auto value = static_cast<double>(w.*field);
+        if (type == prometheus::MetricType::Counter) {
+            m.counter.value = value;
+        } else {
+            m.gauge.value = value;
+        }
+        f.metric.push_back(m);
+    }
+    return f;
+}
+
+void add_worker_families(std::vector<prometheus::MetricFamily>& families,
+                         const std::vector<worker_gauge>& workers) {
+    using prometheus::MetricType;
+    const auto busy =
+        std::count_if(workers.begin(), workers.end(), [](const worker_gauge& w) { return w.busy; });
+    families.push_back(single("actionloop_workers",
+                              "the action's worker processes (OW_WORKERS; 0 before /init)",
+                              MetricType::Gauge, static_cast<double>(workers.size())));
+    families.push_back(single("actionloop_workers_busy", "workers with an activation in them",
+                              MetricType::Gauge, static_cast<double>(busy)));
+    families.push_back(per_worker("actionloop_worker_resident_bytes",
+                                  "each worker process's resident set size", MetricType::Gauge,
+                                  workers, &worker_gauge::resident_bytes));
+    families.push_back(per_worker("actionloop_worker_restarts_total",
+                                  "each worker's process started again after it died",
+                                  MetricType::Counter, workers, &worker_gauge::restarts));
+}
+
 }  // namespace
 
-const char* outcome_name(outcome o) {
+const char* outcome_name(activation_outcome o) {
     switch (o) {
-        case outcome::success:
+        case activation_outcome::success:
             return "success";
-        case outcome::application_error:
+        case activation_outcome::application_error:
             return "application_error";
-        case outcome::crash:
+        case activation_outcome::crash:
             return "crash";
-        case outcome::action_error:
+        case activation_outcome::action_error:
             return "action_error";
-        case outcome::rejected:
+        case activation_outcome::rejected:
             return "rejected";
-        case outcome::shutting_down:
+        case activation_outcome::shutting_down:
             return "shutting_down";
     }
     return "rejected";
-}
-
-bool has_top_level_error(std::string_view body) {
-    if (body.find("\"error\"") == std::string_view::npos) return false;
-    return scan::find_member(body, "error").has_value();
-}
-
-outcome outcome_of(bool is_run, int status, std::string_view body) {
-    if (status == 200)
-        return has_top_level_error(body) ? outcome::application_error : outcome::success;
-    if (status == 400 && is_run) return outcome::crash;
-    if (status == 502) return outcome::action_error;
-    if (status == 503) return outcome::shutting_down;
-    return outcome::rejected;
 }
 
 void latency_histogram::observe(std::chrono::nanoseconds elapsed) {
@@ -150,13 +183,12 @@ double latency_histogram::sum_seconds() const {
     return static_cast<double>(sum_ns_.load(RELAXED)) / 1e9;
 }
 
-void activation_metrics::record(bool is_run, int status, std::string_view answer_body,
-                                std::size_t request_bytes, std::chrono::nanoseconds elapsed) {
-    const outcome o = outcome_of(is_run, status, answer_body);
+void activation_metrics::record(bool is_run, activation_outcome o, std::size_t request_bytes,
+                                std::size_t answer_bytes, std::chrono::nanoseconds elapsed) {
     counts_[is_run][static_cast<std::size_t>(o)].fetch_add(1, RELAXED);
-    if (o != outcome::shutting_down) latency_[is_run].observe(elapsed);
+    if (o != activation_outcome::shutting_down) latency_[is_run].observe(elapsed);
     bytes_in_.fetch_add(request_bytes, RELAXED);
-    bytes_out_.fetch_add(answer_body.size(), RELAXED);
+    bytes_out_.fetch_add(answer_bytes, RELAXED);
 }
 
 std::string render_metrics(const activation_metrics& counted, const metrics_gauges& gauges) {
@@ -198,15 +230,16 @@ std::string render_metrics(const activation_metrics& counted, const metrics_gaug
                               MetricType::Gauge, static_cast<double>(gauges.log_backlog_bytes)));
     families.push_back(single("process_resident_memory_bytes", "the proxy's resident set size",
                               MetricType::Gauge, static_cast<double>(gauges.resident_bytes)));
+    add_worker_families(families, gauges.workers);
     return prometheus::TextSerializer().Serialize(families);
 }
 
-std::uint64_t resident_bytes() {
-    std::ifstream statm("/proc/self/statm");
-    std::uint64_t size_pages = 0;
-    std::uint64_t resident_pages = 0;
-    if (!(statm >> size_pages >> resident_pages)) return 0;
-    return resident_pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+std::uint64_t resident_bytes() { return resident_of("/proc/self/statm"); }
+
+std::uint64_t resident_bytes_of(pid_t pid) {
+    if (pid <= 0) return 0;
+    return resident_of("/proc/" + std::to_string(pid) + "/statm");
 }
 
 }  // namespace actionloop
+std::uint64_t resident_pages = 0;

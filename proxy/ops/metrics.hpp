@@ -1,8 +1,10 @@
 // The proxy's metrics (docs/DEPLOY.md, "Metrics"): counted at the HTTP boundary, where an
-// /init or /run answer is known, with relaxed atomic increments only (no lock the
-// activations share with a scrape), and rendered in the Prometheus text format by
-// prometheus-cpp's TextSerializer when /metrics is scraped.
+// /init or /run answer is known (its outcome travels with it: ops/outcome.hpp), with relaxed atomic
+// increments only (no lock the activations share with a scrape), and rendered in the Prometheus
+// text format by prometheus-cpp's TextSerializer when /metrics is scraped.
 #pragma once
+
+#include <sys/types.h>
 
 #include <array>
 #include <atomic>
@@ -11,29 +13,14 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "ops/outcome.hpp"
 
 namespace actionloop {
 
-/// What an /init or /run came to, from its status and answer body.
-enum class outcome : std::size_t {
-    success,            // 200 and no top-level "error"
-    application_error,  // 200 with a top-level "error": the action reported a failure
-    crash,              // /run: 400, the action process died during the activation
-    action_error,       // 502: bad or oversized answer, deadline, compile or start failure
-    rejected,           // any other 4xx or 500: bad /init body, re-init, no action yet
-    shutting_down,      // 503: refused during the drain
-};
-inline constexpr std::size_t OUTCOMES = 6;
-
 /// The label value of `o` ("success", "application_error", …).
-const char* outcome_name(outcome o);
-
-/// The outcome of an answer (`is_run`: /run, else /init) with `status` and `body`.
-outcome outcome_of(bool is_run, int status, std::string_view body);
-
-/// True when `body` is a JSON object with an "error" member at its top level, found by the
-/// shared scanner (actionloop/detail/json_scan.hpp), only when the text holds "error" at all.
-bool has_top_level_error(std::string_view body);
+const char* outcome_name(activation_outcome o);
 
 /// A latency histogram with fixed buckets (seconds), lock-free: observe() is one relaxed
 /// increment per bucket passed plus the count and the sum.
@@ -57,20 +44,22 @@ private:
 /// Everything counted per activation.
 class activation_metrics {
 public:
-    /// One /init or /run answered: its outcome, latency and bytes.
-    void record(bool is_run, int status, std::string_view answer_body, std::size_t request_bytes,
-                std::chrono::nanoseconds elapsed);
+    /// One /init or /run answered: its outcome (the answer's own), latency and bytes.
+    void record(bool is_run, activation_outcome o, std::size_t request_bytes,
+                std::size_t answer_bytes, std::chrono::nanoseconds elapsed);
 
-    std::uint64_t activations(bool is_run, outcome o) const {
+    std::uint64_t activations(bool is_run, activation_outcome o) const {
         return counts_[is_run][static_cast<std::size_t>(o)].load(std::memory_order_relaxed);
     }
     const latency_histogram& latency(bool is_run) const { return latency_[is_run]; }
     std::uint64_t bytes_in() const { return bytes_in_.load(std::memory_order_relaxed); }
     std::uint64_t bytes_out() const { return bytes_out_.load(std::memory_order_relaxed); }
 
-    /// A request refused with 503 by a bound before any work: OW_MAX_QUEUED (`queue`) or
-    /// OW_MAX_CONNECTIONS (`connections`). Not an activation: not in activations().
-    enum class refusal_reason : std::size_t { queue = 0, connections = 1 };
+    /// A request refused by a bound before any work: 503 past OW_MAX_QUEUED (`queue`) or
+    /// OW_MAX_CONNECTIONS (`connections`), 429 past OW_MAX_INFLIGHT (`inflight`). Not an
+    /// activation: not in activations().
+    enum class refusal_reason : std::size_t { queue = 0, connections = 1, inflight = 2 };
+    static constexpr std::size_t REFUSAL_REASONS = 3;
     void refused(refusal_reason why) {
         refused_[static_cast<std::size_t>(why)].fetch_add(1, std::memory_order_relaxed);
     }
@@ -83,7 +72,15 @@ private:
     std::array<latency_histogram, 2> latency_;
     std::atomic<std::uint64_t> bytes_in_{0};
     std::atomic<std::uint64_t> bytes_out_{0};
-    std::array<std::atomic<std::uint64_t>, 2> refused_{};
+    std::array<std::atomic<std::uint64_t>, REFUSAL_REASONS> refused_{};
+};
+
+/// One worker of the action (host/action_host.hpp's worker_state) as a scrape sees it.
+struct worker_gauge {
+    unsigned index = 0;
+    bool busy = false;                 // an activation is in it
+    std::uint64_t resident_bytes = 0;  // its process's RSS (0: none running)
+    std::uint64_t restarts = 0;        // its process started again after dying
 };
 
 /// What a scrape reads besides the counters.
@@ -96,6 +93,7 @@ struct metrics_gauges {
     std::uint64_t log_dropped_lines = 0;  // the proxy's own log lines dropped (logging.hpp)
     std::uint64_t log_dropped_bytes = 0;
     std::uint64_t log_backlog_bytes = 0;  // the proxy's own log bytes not written yet
+    std::vector<worker_gauge> workers;    // the action's workers, by index (none before /init)
 };
 
 /// The Prometheus text exposition (format 0.0.4) of `counted` and `gauges`.
@@ -103,5 +101,9 @@ std::string render_metrics(const activation_metrics& counted, const metrics_gaug
 
 /// This process's resident set size in bytes (from /proc/self/statm; 0 when unreadable).
 std::uint64_t resident_bytes();
+
+/// Process `pid`'s resident set size in bytes (from /proc/<pid>/statm; 0 when `pid` is not
+/// positive or the file is unreadable, e.g. the process is gone).
+std::uint64_t resident_bytes_of(pid_t pid);
 
 }  // namespace actionloop

@@ -11,10 +11,24 @@ std::string error_body(std::string_view message) {
     return body;
 }
 
+activation_outcome outcome_of_status(int status) {
+    switch (status) {
+        case OK:
+            return activation_outcome::success;
+        case BAD_GATEWAY:
+            return activation_outcome::action_error;
+        case SERVICE_UNAVAILABLE:
+            return activation_outcome::shutting_down;
+        default:
+            return activation_outcome::rejected;
+    }
+}
+
 answer error_answer(int status, std::string_view message) {
     answer a;
     a.status = status;
     a.body = error_body(message);
+    a.outcome = outcome_of_status(status);
     return a;
 }
 
@@ -38,6 +52,26 @@ answer too_many_connections_answer(size_t limit) {
     a.headers.emplace_back("Retry-After", RETRY_AFTER_SECONDS);
     a.last = true;
     return a;
+}
+
+namespace {
+
+std::string inflight_busy_text(size_t limit) {
+    return "The runtime is busy: OW_MAX_INFLIGHT (" + std::to_string(limit) +
+           ") activations are running or waiting for the action; ";
+}
+
+}  // namespace
+
+answer inflight_full_answer(size_t limit) {
+    answer a = error_answer(TOO_MANY_REQUESTS, inflight_busy_text(limit) + "try again later.");
+    a.headers.emplace_back("Retry-After", RETRY_AFTER_SECONDS);
+    return a;
+}
+
+answer saturated_health_answer(size_t limit) {
+    return error_answer(SERVICE_UNAVAILABLE,
+                        inflight_busy_text(limit) + "not ready until one is answered.");
 }
 
 }  // namespace actionloop

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "ops/outcome.hpp"
 #include "ops/shutdown.hpp"
 
 namespace actionloop {
@@ -44,6 +45,10 @@ struct answer {
     bool bodyless = false;  // 204/304: no body, no Content-Length
     bool head = false;      // an answer to HEAD: the body's Content-Length, not the body
     bool last = false;      // the connection ends after this answer
+    /// What the activation came to (/init and /run; ops/metrics counts it as it is): set where
+    /// the answer is made, by error_answer() for every error, by run_step from the action's
+    /// line; a plain answer is a success.
+    activation_outcome outcome = activation_outcome::success;
 };
 
 /// Gets the answer to one request, on the event loop's thread.

@@ -7,8 +7,11 @@
 
 namespace actionloop {
 
-answer health_answer(bool draining, const action_host& host) {
+answer health_answer(bool draining, const action_host& host, const admission_limit* inflight) {
     if (draining) return error_answer(SERVICE_UNAVAILABLE, SHUTTING_DOWN);
+    if (inflight != nullptr && inflight->max() != 0 && inflight->count() >= inflight->max()) {
+        return saturated_health_answer(inflight->max());
+    }
     const long bound_ms = host.config().run_timeout_ms;
     const auto oldest = host.oldest_submitted();
     if (bound_ms > 0 && oldest != activation_engine::clock::time_point::max()) {

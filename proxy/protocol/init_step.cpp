@@ -58,7 +58,12 @@ answer init_locked(action_host& host, const std::string& body) {
 }  // namespace
 
 answer init_step(action_host& host, const std::string& body) {
-    auto turn = host.init_turn();
+    const auto turn = host.init_turn();
+    return init_step(host, body, turn);
+}
+
+answer init_step(action_host& host, const std::string& body,
+                 const std::unique_lock<std::mutex>& /*turn*/) {
     try {
         return init_locked(host, body);
     } catch (const refusal& refused) {

@@ -4,6 +4,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "protocol/error_answer.hpp"
 #include "protocol/health.hpp"
 #include "protocol/init_step.hpp"
 #include "protocol/run_step.hpp"
@@ -18,21 +19,26 @@ route route_of(std::string_view target) {
     return route::other;
 }
 
-reply_fn admit(request& req, drain_state& drain, activation_metrics& metrics, bool is_run,
-               reply_fn reply) {
+reply_fn admit(request& req, activation_gate& gate, bool is_run, reply_fn reply) {
     const auto started = std::chrono::steady_clock::now();
     const size_t request_bytes = req.body.size();
-    if (!drain.enter()) {  // shutting down: the invoker takes it elsewhere
+    if (!gate.drain.enter()) {  // shutting down: the invoker takes it elsewhere
         answer refused = shutting_down_answer();
-        metrics.record(is_run, refused.status, refused.body, request_bytes,
-                       std::chrono::nanoseconds::zero());
+        gate.metrics.record(is_run, refused.outcome, request_bytes, refused.body.size(),
+                            std::chrono::nanoseconds::zero());
         reply(std::move(refused));
         return {};
     }
-    req.ticket->emplace(drain);
-    return [&metrics, is_run, request_bytes, started, reply = std::move(reply)](answer a) {
-        metrics.record(is_run, a.status, a.body, request_bytes,
-                       std::chrono::steady_clock::now() - started);
+    req.ticket->emplace(gate.drain);  // a drain waits for this answer's write, whatever it is
+    if (is_run && !gate.inflight.try_enter()) {  // no queuing: the client retries
+        gate.metrics.refused(activation_metrics::refusal_reason::inflight);
+        reply(inflight_full_answer(gate.inflight.max()));
+        return {};
+    }
+    return [&gate, is_run, request_bytes, started, reply = std::move(reply)](answer a) {
+        if (is_run) gate.inflight.leave();
+        gate.metrics.record(is_run, a.outcome, request_bytes, a.body.size(),
+                            std::chrono::steady_clock::now() - started);
         reply(std::move(a));
     };
 }
@@ -40,7 +46,7 @@ reply_fn admit(request& req, drain_state& drain, activation_metrics& metrics, bo
 void router::handle(request req, reply_fn reply) {
     const route which = route_of(req.target);
     if (which == route::health) {  // probes do not depend on the platform
-        reply(health_answer(drain_.draining(), host_));
+        reply(health_answer(gate_.drain.draining(), host_));
         return;
     }
     if (which == route::other) {  // upstream: 200, nothing
@@ -49,7 +55,7 @@ void router::handle(request req, reply_fn reply) {
         reply(std::move(nothing));
         return;
     }
-    reply_fn done = admit(req, drain_, metrics_, which == route::run, std::move(reply));
+    reply_fn done = admit(req, gate_, which == route::run, std::move(reply));
     if (!done) return;
     if (which == route::run) {  // on this thread, start to end (engine/engine.hpp)
         run_step(host_, std::move(req.body), std::move(done));

@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <actionloop/detail/json_scan.hpp>
+
 #include "engine/framing.hpp"
 #include "protocol/error_answer.hpp"
 
@@ -15,13 +17,9 @@ using clock = activation_engine::clock;
 
 const char* const NOT_OBJECT = "The action did not return a dictionary or array.";
 
-// Which bound stops an activation (docs/protocol.md, "The bound of a /run"): the request's
-// deadline, or OW_RUN_TIMEOUT_MS because the request had none (`missing`), one already passed
-// on arrival (`passed`), one that is no time (`unusable`: not a number, or centuries away), or
-// a client's later than the setting (`clamped`); `none` when OW_RUN_TIMEOUT_MS is 0.
-enum class bound { deadline, missing, passed, unusable, clamped, none };
+using bound = run_bound;
 
-struct run_bound {
+struct run_limit {
     clock::time_point stop = clock::time_point::max();  // when the proxy stops the action
     bound by = bound::none;
     long long told_ms = 0;  // the deadline the action is told (epoch ms); 0: none
@@ -49,14 +47,14 @@ bound read_deadline(const std::string& body, std::chrono::milliseconds& left) {
 
 // The platform's deadline plus OW_DEADLINE_GRACE_MS; OW_RUN_TIMEOUT_MS from now without a
 // usable one, or for a client's that would be later (single-entrypoint mode).
-run_bound bound_of(const settings& config, const std::string& body, deadline_source source) {
+run_limit bound_of(const settings& config, const std::string& body, deadline_source source) {
     using std::chrono::milliseconds;
     milliseconds left{0};
     const bound read = read_deadline(body, left);
     const auto now = clock::now();
     const long long epoch_now = epoch_ms_now();
     const milliseconds cap(config.run_timeout_ms);
-    const run_bound capped{now + cap, read, epoch_now + cap.count()};
+    const run_limit capped{now + cap, read, epoch_now + cap.count()};
     if (read == bound::deadline) {
         const milliseconds with_grace = left + milliseconds(config.deadline_grace_ms);
         if (source == deadline_source::client && cap.count() > 0 && with_grace > cap) {
@@ -94,8 +92,31 @@ answer deadline_answer(const settings& config, bound by) {
                                          why_run_timeout(by) + ") and was stopped.");
 }
 
-// One activation's outcome as the /run answer.
-answer answer_of(const settings& config, activation_result result, bound by, answer_check check) {
+// The action's line as the answer: a success, or an application error.
+answer line_answer(std::string line) {
+    answer ok;
+    ok.outcome = has_top_level_error(line) ? activation_outcome::application_error
+                                           : activation_outcome::success;
+    ok.body = std::move(line);
+    return ok;
+}
+
+// Upstream's text, then the signal when one ended the action (clients match the prefix).
+answer crash_answer(const std::string& crash) {
+    answer a = error_answer(BAD_REQUEST,
+                            crash.empty() ? "command exited" : "command exited (" + crash + ")");
+    a.outcome = activation_outcome::crash;
+    return a;
+}
+
+}  // namespace
+
+bool has_top_level_error(std::string_view line) {
+    if (line.find("\"error\"") == std::string_view::npos) return false;
+    return scan::find_member(line, "error").has_value();
+}
+
+answer run_answer(const settings& config, activation_result result, bound by, answer_check check) {
     if (result.no_action) return error_answer(INTERNAL_ERROR, "no action defined yet");
     if (!result.start_failure.empty()) {
         return error_answer(BAD_GATEWAY, "cannot start action: " + result.start_failure);
@@ -105,17 +126,10 @@ answer answer_of(const settings& config, activation_result result, bound by, ans
             if (check == answer_check::here && !is_object_or_array(result.line)) {
                 return not_object_answer();
             }
-            answer ok;
-            ok.body = std::move(result.line);
-            return ok;
+            return line_answer(std::move(result.line));
         }
         case executor::outcome::exited:
-            // Upstream's text, then the signal when one ended the action (clients match the
-            // prefix).
-            if (!result.crash.empty()) {
-                return error_answer(BAD_REQUEST, "command exited (" + result.crash + ")");
-            }
-            return error_answer(BAD_REQUEST, "command exited");
+            return crash_answer(result.crash);
         case executor::outcome::deadline:
             return deadline_answer(config, by);
         case executor::outcome::too_large:
@@ -128,18 +142,16 @@ answer answer_of(const settings& config, activation_result result, bound by, ans
     return not_object_answer();
 }
 
-}  // namespace
-
 answer not_object_answer() { return error_answer(BAD_GATEWAY, NOT_OBJECT); }
 
 void run_step(action_host& host, std::string body, reply_fn done, answer_check check,
               deadline_source source) {
     const settings& config = host.config();
-    const run_bound limit = bound_of(config, body, source);
+    const run_limit limit = bound_of(config, body, source);
     host.run(
         std::move(body), limit.stop,
         [&config, by = limit.by, check, done = std::move(done)](activation_result result) {
-            done(answer_of(config, std::move(result), by, check));
+            done(run_answer(config, std::move(result), by, check));
         },
         limit.told_ms);
 }

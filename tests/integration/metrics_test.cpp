@@ -116,8 +116,8 @@ TEST_CASE("metrics: each counter moves by exactly what a known sequence of activ
         {"actionloop_received_bytes_total", m.bytes_in},
         {"actionloop_sent_bytes_total", m.bytes_out},
     };
-    for (const auto& [name, value] : expected) {
-        CHECK_MESSAGE(delta(before, after, name) == value, name);
+    for (const auto& sample : expected) {  // not a structured binding: CHECK captures it
+        CHECK_MESSAGE(delta(before, after, sample.first) == sample.second, sample.first);
     }
     CHECK(after.at("actionloop_in_flight") == 0);
     CHECK(after.at("actionloop_queue_depth") == 0);
@@ -177,4 +177,70 @@ TEST_CASE("metrics: off unless a port is set, a bad or busy port is a clear star
     CHECK(busy.exit_code == 1);
     CHECK(contains(busy.err,
                    "cannot serve metrics on 0.0.0.0:" + busy_port + ": Address already in use"));
+}
+
+TEST_CASE("metrics: workers, busy workers, and each worker's resident memory and restarts") {
+    metered_proxy m;
+    const sample_map before = m.scrape();
+    CHECK(before.at("actionloop_workers") == 0);  // no action yet
+    CHECK(before.at("actionloop_workers_busy") == 0);
+    CHECK(before.count("actionloop_worker_resident_bytes{worker=\"0\"}") == 0);
+    CHECK_REPLY(m.proxy.init(SCRIPT), 200, OK_BODY);
+    const sample_map idle = m.scrape();
+    CHECK(idle.at("actionloop_workers") == 1);
+    CHECK(idle.at("actionloop_workers_busy") == 0);
+    CHECK(idle.at("actionloop_worker_resident_bytes{worker=\"0\"}") > 0);
+    CHECK(idle.at("actionloop_worker_restarts_total{worker=\"0\"}") == 0);
+    CHECK_ERROR_REPLY(m.proxy.run(json{{"do", "crash"}}), 400, "command exited");
+    CHECK_REPLY(m.proxy.run(json{{"b", 2}}), 200, "{\"b\":2}\n");  // on the restarted process
+    CHECK(m.scrape().at("actionloop_worker_restarts_total{worker=\"0\"}") == 1);
+    auto hung = std::async(std::launch::async, [&] {
+        return m.proxy.run(json{{"do", "hang"}}, {}, seconds(30));
+    });
+    REQUIRE(wait_until([&] { return m.scrape().at("actionloop_workers_busy") == 1; }, seconds(10)));
+    CHECK(m.scrape().at("actionloop_worker_resident_bytes{worker=\"0\"}") > 0);
+    m.proxy.stop();
+    CHECK(hung.get().status != 200);
+}
+
+TEST_CASE("metrics: every family a scrape renders is in docs/DEPLOY.md's metrics table") {
+    metered_proxy m;
+    CHECK_REPLY(m.proxy.init(SCRIPT), 200, OK_BODY);  // the per-worker families appear
+    const std::string doc = read_file(fs::path(ACTIONLOOP_SOURCE_DIR) / "docs/DEPLOY.md");
+    for (const auto& [sample, value] : m.scrape()) {
+        std::string name = sample.substr(0, sample.find('{'));
+        for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+            const std::string s(suffix);
+            if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0 &&
+                contains(name, "_duration_seconds")) {
+                name.resize(name.size() - s.size());
+            }
+        }
+        CHECK_MESSAGE(contains(doc, "| `" + name), name);
+    }
+}
+
+TEST_CASE("metrics: in single-entrypoint mode the outcome is the action's, whatever its "
+          "statusCode, and the mode's refusals are rejected") {
+    proxy_options options = with_metrics(pick_free_port());
+    const int port = std::stoi(options.args[1]);
+    options.env["__OW_RUNTIME_PLATFORM"] = "knative";
+    proxy_process proxy(options);
+    REQUIRE(proxy.post("/", json{{"init", {{"code", SCRIPT}}}}.dump()).status == 200);
+    const auto request = [&](const json& value) {
+        return proxy.post("/", json{{"value", value}}.dump());
+    };
+    CHECK(request({{"statusCode", 404}, {"body", "none"}}).status == 404);
+    CHECK(request({{"error", "boom"}}).status == 200);
+    CHECK(request({{"do", "crash"}}).status == 400);
+    CHECK(proxy.post("/", "{not json").status == 500);  // a bad envelope
+    const sample_map after = scrape_metrics(port);
+    const std::pair<std::string, double> expected[] = {
+        {activations("run", "success"), 2},  // the init request is a run of the mode too
+        {activations("run", "application_error"), 1}, {activations("run", "crash"), 1},
+        {activations("run", "rejected"), 1},          {activations("run", "action_error"), 0},
+    };
+    for (const auto& sample : expected) {
+        CHECK_MESSAGE(after.at(sample.first) == sample.second, sample.first);
+    }
 }

@@ -35,19 +35,14 @@ init_fields dedicated_init(const dedicated_action& action) {
 
 }  // namespace
 
-handler::handler(action_host& host, platform_config config, drain_state& drain,
-                 activation_metrics& metrics)
-    : host_(host),
-      drain_(drain),
-      metrics_(metrics),
-      config_(std::move(config)),
-      queued_(host.config().max_queued) {
+handler::handler(action_host& host, platform_config config, activation_gate& gate)
+    : host_(host), gate_(gate), config_(std::move(config)), queued_(host.config().max_queued) {
     if (!config_.dedicated) return;
     warm_up_ = std::thread([this] {
-        std::lock_guard<std::mutex> lock(init_lock_);
-        if (initialized_) return;
+        const auto turn = host_.init_turn();
+        if (host_.initialized()) return;
         try {
-            startup_failure_ = init_locked(dedicated_init(*config_.dedicated));
+            startup_failure_ = init_locked(dedicated_init(*config_.dedicated), turn);
         } catch (const refusal& e) {
             startup_failure_ = error_response(e.status(), e.what());
         }
@@ -65,16 +60,16 @@ handler::~handler() {
 // request after a failed start-up init) goes to a worker for that, and comes back for its run.
 void handler::handle(actionloop::request in, reply_fn reply) {
     if (route_of(in.target) == route::health) {  // probes do not depend on the platform
-        reply(health_answer(drain_.draining(), host_));
+        reply(health_answer(gate_.drain.draining(), host_, &gate_.inflight));
         return;
     }
     // Before any work (the body is not parsed): a client cannot queue without bound.
     if (!queued_.try_enter()) {
-        metrics_.refused(activation_metrics::refusal_reason::queue);
+        gate_.metrics.refused(activation_metrics::refusal_reason::queue);
         reply(queue_full());
         return;
     }
-    reply_fn done = admit(in, drain_, metrics_, true, [this, reply = std::move(reply)](answer a) {
+    reply_fn done = admit(in, gate_, true, [this, reply = std::move(reply)](answer a) {
         queued_.leave();  // on the loop, as every answer
         reply(std::move(a));
     });
@@ -108,7 +103,7 @@ void handler::handle(actionloop::request in, reply_fn reply) {
 
 // On the loop, the envelope parsed: the run, or the init it needs first (on a worker).
 void handler::route(std::shared_ptr<call> c) {
-    if (!c->envelope.contains("init") && !(config_.dedicated && !runnable_)) {
+    if (!c->envelope.contains("init") && !(config_.dedicated && !installed())) {
         run_action(c);
         return;
     }
@@ -185,46 +180,49 @@ std::optional<answer> handler::init_for(const ordered_json& envelope) {
         const init_fields fields = translate_init(*init);  // refusals before anything is done
         if (auto failure = init_action(fields)) return failure;
         if (envelope.find("activation") == envelope.end()) {
-            return classic_response(OK, "{\"ok\":true}");
+            answer ok;
+            ok.body = "{\"ok\":true}";
+            return ok;
         }
     }
     return std::nullopt;
 }
 
 std::optional<answer> handler::init_action(const init_fields& fields) {
-    std::lock_guard<std::mutex> lock(init_lock_);
-    if (initialized_) {
+    const auto turn = host_.init_turn();
+    if (host_.initialized()) {
         go_log(REINIT_TEXT);
         return error_response(FORBIDDEN, REINIT_TEXT);
     }
-    return init_locked(fields);
+    return init_locked(fields, turn);
 }
 
 // The first request of a dedicated runtime answers the start-up init's failure; each later
 // one, until an init succeeds, tries again (as a stem cell's next init may).
 std::optional<answer> handler::init_dedicated() {
-    if (initialized_) return std::nullopt;
-    std::lock_guard<std::mutex> lock(init_lock_);
-    if (initialized_) return std::nullopt;
+    const auto turn = host_.init_turn();
+    if (host_.initialized()) return std::nullopt;
     if (startup_failure_) return std::exchange(startup_failure_, std::nullopt);
-    return init_locked(dedicated_init(*config_.dedicated));
+    return init_locked(dedicated_init(*config_.dedicated), turn);
 }
 
-std::optional<answer> handler::init_locked(const init_fields& fields) {
-    const answer init = init_step(host_, fields.init_body);
-    if (init.status != OK) return classic_response(init.status, init.body);
+// The host installs a started action on the loop by a task posted before init_step returns, so
+// a request whose run comes back to the loop after its init finds the action installed; raw_
+// and name_ are written before it (under the turn), so a run that finds it reads them.
+std::optional<answer> handler::init_locked(const init_fields& fields,
+                                           const std::unique_lock<std::mutex>& turn) {
     raw_ = fields.raw;
     name_ = fields.name;
-    initialized_ = true;
-    // The host installs the started action on the loop by a task it has already posted; this
-    // one follows it, so a run that sees runnable_ finds the action (and raw_ and name_).
-    boost::asio::post(host_.loop(), [this] { runnable_ = true; });
+    const answer init = init_step(host_, fields.init_body, turn);
+    if (init.status != OK) return classic_response(init);
     return std::nullopt;
 }
 
+bool handler::installed() const { return !host_.worker_states().empty(); }
+
 // On the loop: the run, its answer as a web response.
 void handler::run_action(const std::shared_ptr<call>& c) {
-    if (!runnable_) {
+    if (!installed()) {
         finish(*c, error_response(FORBIDDEN, NOT_INITIALIZED_TEXT));
         return;
     }
@@ -255,24 +253,28 @@ void handler::start_run(std::shared_ptr<call> c, std::string body) {
         host_, std::move(body),
         [this, c = std::move(c)](const answer& run) {
             if (run.status != OK) {
-                finish(*c, classic_response(run.status, run.body));
+                finish(*c, classic_response(run));
                 return;
             }
             if (run.body.size() <= LOOP_PARSE_BYTES) {
-                finish(*c, web_answer_of(*c, run.body));
+                finish(*c, web_answer_of(*c, run));
                 return;
             }
             then_on_loop(
-                c, true, [this, line = run.body](call& r) { return web_answer_of(r, line); },
+                c, true, [this, run](call& r) { return web_answer_of(r, run); },
                 [this](const std::shared_ptr<call>& r, answer a) { finish(*r, std::move(a)); });
         },
         answer_check::by_caller,   // web_response parses the line: one pass, not two
         deadline_source::client);  // any client's: OW_RUN_TIMEOUT_MS stays the bound
 }
 
-answer handler::web_answer_of(const call& c, const std::string& line) const {
-    return web_response(line, header_value(c.req, "Access-Control-Request-Headers"),
-                        json_limits_of(host_.config()));
+// The run's line as a web response, with the run's outcome (run_step read it from the line)
+// unless the line cannot be one (an action error).
+answer handler::web_answer_of(const call& c, const answer& run) const {
+    answer web = web_response(run.body, header_value(c.req, "Access-Control-Request-Headers"),
+                              json_limits_of(host_.config()));
+    if (web.outcome == activation_outcome::success) web.outcome = run.outcome;
+    return web;
 }
 
 }  // namespace actionloop::knative

@@ -3,9 +3,11 @@
 // of docs/single-entrypoint.md: a stem cell takes its action from a request's `init`, a
 // dedicated runtime from __OW_ACTION_* (initialised at start-up, its outcome answered as if
 // on the first request), and the result goes back as a web-action response.
+// Whether the action is initialised has one owner, the host: host.initialized() under its
+// init turn (the one init lock) decides whether an init may run, and the action the host has
+// installed on the loop (worker_states() not empty) whether a run may go.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -14,20 +16,18 @@
 
 #include "engine/activation_queue.hpp"
 #include "host/action_host.hpp"
-#include "ops/metrics.hpp"
-#include "ops/shutdown.hpp"
 #include "protocol/exchange.hpp"
 #include "protocol/knative/envelope.hpp"
 #include "protocol/knative/platform.hpp"
 #include "protocol/knative/web_answer.hpp"
+#include "protocol/router.hpp"
 
 namespace actionloop::knative {
 
 class handler : public actionloop::handler {
 public:
     /// A dedicated runtime starts initialising now, on a thread of its own.
-    handler(action_host& host, platform_config config, drain_state& drain,
-            activation_metrics& metrics);
+    handler(action_host& host, platform_config config, activation_gate& gate);
     ~handler() override;
     handler(const handler&) = delete;
     handler& operator=(const handler&) = delete;
@@ -38,7 +38,9 @@ public:
     /// action is answered on the loop (a body or answer over 64 KiB is parsed on a worker);
     /// an init goes to a worker first. Past OW_MAX_QUEUED
     /// requests in the mode at once (waiting for the action, in it, or in an init), the next
-    /// is answered 503 with Retry-After at once.
+    /// is answered 503 with Retry-After at once; past OW_MAX_INFLIGHT (the same requests,
+    /// counted in the gate), 429 with Retry-After, and /health answers 503 until one is
+    /// answered.
     void handle(actionloop::request in, reply_fn reply) override;
 
 private:
@@ -61,8 +63,11 @@ private:
     std::optional<answer> init_action(const init_fields& fields);
     /// Dedicated: the init from the environment unless done (the start-up one's failure first).
     std::optional<answer> init_dedicated();
-    /// The classic init itself; init_lock_ held.
-    std::optional<answer> init_locked(const init_fields& fields);
+    /// The classic init itself, `turn` (the host's init turn) held.
+    std::optional<answer> init_locked(const init_fields& fields,
+                                      const std::unique_lock<std::mutex>& turn);
+    /// On the loop: an init has installed the action there (runs may go to it).
+    bool installed() const;
     /// On the loop, the envelope parsed: the run, or the init it needs first.
     void route(std::shared_ptr<call> c);
     /// `work(call&)` here, or on a worker when `off_loop`; then `next(call, result)` on the loop.
@@ -72,17 +77,15 @@ private:
     void run_action(const std::shared_ptr<call>& c);
     /// On the loop: the activation and its web answer.
     void start_run(std::shared_ptr<call> c, std::string body);
-    answer web_answer_of(const call& c, const std::string& line) const;
+    answer web_answer_of(const call& c, const answer& run) const;
 
     action_host& host_;
-    drain_state& drain_;
-    activation_metrics& metrics_;
+    activation_gate& gate_;
     platform_config config_;
-    std::mutex init_lock_;                   // one init at a time
-    std::atomic<bool> initialized_{false};   // a successful init happened (any thread)
-    bool runnable_ = false;                  // on the loop: that init's action is installed there
     std::optional<answer> startup_failure_;  // dedicated: the start-up init's failure, once
-    // The action's own: set by its (one) successful init, read by every run after it.
+    // The action's own: set under the init turn before each init (so before the host installs
+    // the action on the loop), read by every run once it is installed; never written after a
+    // successful init (every later init is refused before it writes).
     bool raw_ = false;
     std::string name_;
     std::thread warm_up_;

@@ -107,8 +107,7 @@ answer web_response(const std::string& line, const std::string& request_headers,
     // The one parse of the answer (run_step left the check to us: answer_check::by_caller).
     ordered_json payload = parse_ordered(line);
     if (payload.is_discarded() || !payload.is_structured()) {
-        const answer refused = not_object_answer();
-        return classic_response(refused.status, refused.body);
+        return classic_response(not_object_answer());
     }
     answer r;
     r.json = false;
@@ -145,15 +144,12 @@ answer web_response(const std::string& line, const std::string& request_headers,
 }
 
 answer error_response(int status, const std::string& message) {
-    return classic_response(status, error_body(message));
+    return classic_response(error_answer(status, message));
 }
 
-answer classic_response(int status, const std::string& body) {
-    answer r;
-    r.status = status;
-    r.body = body;
-    if (!r.body.empty() && r.body.back() == '\n') r.body.pop_back();
-    return r;
+answer classic_response(answer classic) {
+    if (!classic.body.empty() && classic.body.back() == '\n') classic.body.pop_back();
+    return classic;
 }
 
 std::string with_utf8_charset(const std::string& content_type) {

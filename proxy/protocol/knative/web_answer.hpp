@@ -19,12 +19,13 @@ namespace actionloop::knative {
 answer web_response(const std::string& line, const std::string& request_headers,
                     const json_limits& limits = {});
 
-/// {"error":"<message>"} with application/json, without the classic answer's newline.
+/// {"error":"<message>"} with application/json, without the classic answer's newline; its
+/// outcome is error_answer()'s.
 answer error_response(int status, const std::string& message);
 
-/// A classic /init or /run answer that is not a result (an error): its status and body,
-/// without the trailing newline.
-answer classic_response(int status, const std::string& body);
+/// A classic /init or /run answer that is not a result (an error): its status, body without
+/// the trailing newline, and outcome.
+answer classic_response(answer classic);
 
 /// The Content-Type sent for a non-image payload: the media type lower-cased, parameter
 /// names lower-cased and sorted, charset=utf-8 (replacing any charset).

@@ -267,7 +267,18 @@ TEST_CASE("knative: error bodies") {
     CHECK(r.status == 403);
     CHECK(r.body == R"({"error":"System not initialized."})");
     CHECK(r.json);  // Content-Type: application/json
-    CHECK(classic_response(502, "{\"error\":\"x\"}\n").body == "{\"error\":\"x\"}");
+    CHECK(r.outcome == activation_outcome::rejected);
+    answer crash = error_answer(400, "command exited");
+    crash.outcome = activation_outcome::crash;
+    const answer classic = classic_response(crash);
+    CHECK(classic.body == "{\"error\":\"command exited\"}");
+    CHECK(classic.status == 400);
+    CHECK(classic.outcome == activation_outcome::crash);  // the run's own, not guessed again
+    CHECK(error_response(502, "x").outcome == activation_outcome::action_error);
+    // A web answer made from the action's line is a success; an unusable line is not.
+    CHECK(web_response(R"({"statusCode":404,"body":"none"})", "").outcome ==
+          activation_outcome::success);
+    CHECK(web_response("not json", "").outcome == activation_outcome::action_error);
 }
 
 TEST_CASE("knative: headers that cannot be sent are dropped") {
