@@ -230,7 +230,7 @@ TEST_CASE("workers: a start failure names the worker and leaves no worker runnin
     check_children(proxy, 4);
 }
 
-TEST_CASE("workers: a crash fails only its own activation; the busy neighbours answer 200") {
+TEST_CASE("workers: a crash fails only its own activation, the busy neighbours answer 200") {
     const int metrics_port = pick_free_port();
     proxy_options options = cpp_runtime({{"OW_WORKERS", "4"}});
     options.args = {"-metrics-port", std::to_string(metrics_port)};
@@ -255,7 +255,7 @@ TEST_CASE("workers: a crash fails only its own activation; the busy neighbours a
     check_children(proxy, 4);
 }
 
-TEST_CASE("workers: an OOM kill names its worker; the neighbour's activation answers 200") {
+TEST_CASE("workers: an OOM kill names its worker, the neighbour's activation answers 200") {
     temp_dir cgroup("fake-cgroup");
     write_file(cgroup.path() / "memory.events", "oom 0\noom_kill 0\n");
     write_file(cgroup.path() / "memory.max", "268435456\n");
@@ -276,7 +276,7 @@ TEST_CASE("workers: an OOM kill names its worker; the neighbour's activation ans
         seconds(5)));
 }
 
-TEST_CASE("workers: a missed deadline stops only its worker; the other serves meanwhile") {
+TEST_CASE("workers: a missed deadline stops only its worker, the other serves meanwhile") {
     proxy_process proxy(with_env({{"OW_WORKERS", "2"}, {"OW_RUN_TIMEOUT_MS", "1000"}}));
     REQUIRE(proxy.init(fixture_text("hang.sh")).status == 200);
     const auto start = steady_clock::now();

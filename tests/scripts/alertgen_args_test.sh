@@ -51,5 +51,8 @@ refused "--devices: '0' is not a whole number from 1 to 10000000" --devices 0 --
     fail "--help does not list --devices with its range"
 lines=$("$alertgen" --devices 10 --minutes 1 --batch 50 --seed=3 | wc -l)
 [ "$lines" -ge 2 ] || fail "good arguments: $lines batches"
-"$alertgen" --devices 10 --config | grep -q '"accounts"' || fail "--config"
+# Read whole before matching: grep -q stops at the first match, and under pipefail the
+# generator's SIGPIPE would fail the pipeline when it had more to write.
+config=$("$alertgen" --devices 10 --config)
+grep -q '"accounts"' <<<"$config" || fail "--config"
 echo "alertgen_args: ok"

@@ -41,7 +41,7 @@ TEST_CASE("cgroup_cpu: v2 cpu.max, rounded up") {
     CHECK(cpus_of_cpu_max("100000 0") == std::nullopt);
 }
 
-TEST_CASE("cgroup_cpu: v1 cfs quota over period, rounded up; -1 is none") {
+TEST_CASE("cgroup_cpu: v1 cfs quota over period, rounded up, and -1 is none") {
     CHECK(cpus_of_cfs_quota("-1\n", "100000\n") == std::nullopt);
     CHECK(cpus_of_cfs_quota("200000\n", "100000\n") == 2u);
     CHECK(cpus_of_cfs_quota("250000", "100000") == 3u);

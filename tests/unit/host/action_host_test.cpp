@@ -88,7 +88,7 @@ TEST_CASE("action_host: no workers before an init") {
     CHECK(pool.host.oldest_submitted() == activation_engine::clock::time_point::max());
 }
 
-TEST_CASE("action_host: worker_states() has each worker; activations spread over them") {
+TEST_CASE("action_host: worker_states() has each worker, and activations spread over them") {
     pool_fixture pool("3");
     pool.init();
     std::vector<worker_state> states = pool.host.worker_states();
