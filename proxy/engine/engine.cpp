@@ -169,8 +169,8 @@ void activation_engine::flush() {
             // The pidfd watch sets broken_ when the process exits (without a pidfd: ask).
             if (broken_ || (!exit_.is_open() && action_->exited())) {
                 action_->exited();  // collects its exit status, for the log line
-                begin_restart("the action process is gone (" + action_->describe_exit() + ")",
-                              false);
+                begin_restart(
+                    named("the action process is gone (" + action_->describe_exit() + ")"), false);
                 return;
             }
             // A window of one: what the last activation left on fd 3 is not this one's answer
@@ -289,8 +289,8 @@ void activation_engine::on_read(std::uint64_t token, const boost::system::error_
         forget_requeued_logs();
         answers_.clear();
         begin_restart(
-            "the action was still writing to fd 3 after its answer when the next request came "
-            "(that request goes to the fresh process)",
+            named("the action was still writing to fd 3 after its answer when the next request "
+                  "came (that request goes to the fresh process)"),
             true);
         return;
     }
@@ -441,11 +441,12 @@ void activation_engine::restart_done(bool started, const std::string& error, boo
     phase_ = phase::ready;
     if (started) {
         attach();
+        if (!stale) ++restarts_;
         if (!stale && hooks_.restarted) hooks_.restarted();
     } else {
         // Nothing of it is left running: its pipes stay off the loop until the next attempt.
         broken_ = true;
-        spdlog::warn("cannot start the action again: {}", error);
+        spdlog::warn("{}", named("cannot start the action again: " + error));
         if (queue_.waiting() > 0) {
             activation_ptr first = queue_.pop_waiting();
             if (stale) {
@@ -492,6 +493,7 @@ void activation_engine::complete(activation_ptr done, activation_result result, 
     if (result.outcome == executor::outcome::exited && result.start_failure.empty()) {
         action_->exited();  // its status, when it is gone
         result.crash = action_->crash_signal();
+        if (!result.crash.empty()) result.crash = named(std::move(result.crash));
     }
     // What the host and the /run say about it (a crash, a timeout, a bad answer) names it.
     const activation_log_scope about(done->line);
@@ -525,6 +527,11 @@ size_t activation_engine::drain_output() {
         if (n <= 0) return dropped;
         dropped += static_cast<size_t>(n);
     }
+}
+
+std::string activation_engine::named(std::string text) const {
+    if (name_.empty()) return text;
+    return name_ + ": " + text;
 }
 
 void activation_engine::end_activation_logs() const {

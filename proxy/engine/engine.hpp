@@ -4,7 +4,8 @@
 //   executor.hpp  one long-lived action process and its pipes (start, ack, restart)
 //   process.hpp   posix_spawn with an exact fd layout, process group, pidfd; reaper.hpp: orphans
 //   framing.hpp   the pure line handling (request framing, answer checks, the deadline field)
-// host/action_host.hpp owns the engine of the current action.
+// host/action_host.hpp owns the engines of the current action, one per worker (OW_WORKERS);
+// worker_choice.hpp is the rule it dispatches by.
 //
 // The activation engine, one for every action, driven by the HTTP server's event loop (one
 // Boost.Asio io_context thread): each /run's request line is written to the action's stdin in
@@ -93,6 +94,14 @@ public:
     /// activation already submitted has its result.
     void retire();
 
+    /// One worker of a pool (host/action_host.hpp): `name` ("worker 2") starts what the engine
+    /// says about its process (a crash, a restart); empty (the default, one worker): nothing.
+    void name_worker(std::string name) { name_ = std::move(name); }
+    /// "worker 2: `text`" for a named worker; `text` as it is otherwise.
+    std::string named(std::string text) const;
+    /// Times the process was started again after it died (a worker's restarts).
+    std::uint64_t restarts() const { return restarts_; }
+
     /// True when the action offered pipelining at its start (it writes its own sentinels).
     bool pipelined() const { return pipelined_; }
     /// On the loop, once the drain on SIGTERM has no activation left: sends the shutdown line
@@ -154,6 +163,8 @@ private:
     boost::asio::thread_pool& blocking_;
     std::unique_ptr<executor> action_;
     hooks hooks_;
+    std::string name_;            // name_worker()
+    std::uint64_t restarts_ = 0;  // restarts()
     const bool pipelined_;
     const bool shutdown_offered_;
     activation_queue queue_;  // the activations, waiting and in the window

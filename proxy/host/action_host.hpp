@@ -1,12 +1,20 @@
 // host/: the host of the action, below the protocol and free of HTTP. It builds an action
-// directory from what /init received (payload/), starts the action process, and sends each
-// activation to it (engine/); every answer is an outcome value (init_outcome,
-// activation_result) that the protocol layer (protocol/) turns into statuses and bodies.
+// directory from what /init received (payload/), starts the action's workers (OW_WORKERS,
+// worker_count.hpp: N processes, each with its own pipes and its own engine) and sends each
+// activation to one of them (engine/, worker_choice.hpp); every answer is an outcome value
+// (init_outcome, activation_result) that the protocol layer (protocol/) turns into statuses
+// and bodies.
 //
-// Threads: run() and everything about the engine run on the event loop (attach()); init()
-// runs on a worker (it compiles and starts the action) and hands the started action to the
-// loop. While an init runs (between init_started() and init_finished(), both on the loop),
-// runs wait for it, as upstream's lock makes them.
+// The pool: each worker's engine answers its own activations (answers never cross), restarts
+// its own process after a crash, an OOM kill or a missed deadline (the others go on), and
+// pipelines within itself; a worker's environment has OW_WORKERS (the count) and
+// OW_WORKER_INDEX (0-based). N = 1 (the default) is the single action process of before.
+//
+// Threads: run() and everything about the engines run on the event loop (attach()); init()
+// runs on a thread of the blocking pool (it compiles the action and starts its workers, each
+// on a thread of its own) and hands the started workers to the loop. While an init runs
+// (between init_started() and init_finished(), both on the loop), runs wait for it, as
+// upstream's lock makes them.
 #pragma once
 
 #include <atomic>
@@ -29,6 +37,8 @@
 
 #include "engine/engine.hpp"
 #include "engine/executor.hpp"
+#include "engine/worker_choice.hpp"
+#include "host/worker_count.hpp"
 #include "payload/action_builder.hpp"
 #include "payload/env_map.hpp"
 #include "settings.hpp"
@@ -97,10 +107,10 @@ public:
 
     const settings& config() const { return settings_; }
 
-    /// For /metrics: action processes started again after they died.
+    /// For /metrics: action processes started again after they died (all workers).
     std::uint64_t action_restarts() const { return restarts_.load(std::memory_order_relaxed); }
-    /// For /metrics, on the loop: activations waiting for their turn at the action.
-    size_t queued() const { return parked_.size() + (engine_ ? engine_->waiting() : 0); }
+    /// For /metrics, on the loop: activations waiting for their turn at a worker.
+    size_t queued() const;
     /// On the loop: every worker of the current action, by index (empty before an init).
     std::vector<worker_state> worker_states() const;
     /// On the loop: the /runs given to run() and not answered yet (OW_MAX_INFLIGHT's count).
@@ -119,8 +129,13 @@ private:
 
     void dispatch(std::string body, activation_engine::clock::time_point deadline,
                   activation_engine::completion done, long long proxy_deadline_ms);
-    std::unique_ptr<executor> start_action(const std::string& dir);
-    void install(std::unique_ptr<executor> started);
+    std::size_t next_worker();
+    struct shutting_down;
+    using started_workers = std::vector<std::unique_ptr<executor>>;
+    worker_count resolve_workers() const;
+    started_workers start_workers(const std::string& dir, unsigned count);
+    std::unique_ptr<executor> start_action(const std::string& dir, unsigned index, unsigned count);
+    void install(started_workers started);
     void end_activation(const activation_engine& engine, executor::outcome outcome);
 
     settings settings_;
@@ -135,7 +150,9 @@ private:
     bool initialized_ = false;
     std::atomic<std::uint64_t> restarts_{0};
     // On the loop only:
-    std::shared_ptr<activation_engine> engine_;  // every activation on the current action
+    // The workers of the current action, by index (OW_WORKER_INDEX); empty before an init.
+    std::vector<std::shared_ptr<activation_engine>> engines_;
+    std::vector<worker_load> loads_;  // dispatch()'s view of engines_ (reused)
     int inits_running_ = 0;
     std::deque<parked_run> parked_;  // activations that came while an init was running
     std::size_t in_flight_ = 0;      // run() called, its done not yet
