@@ -15,6 +15,9 @@ else SERVER_CPU=(); LOAD_CPU=(); fi
 
 # Debian packages the bench scripts need beyond the build's (scripts/install-deps).
 BENCH_PACKAGES=(libbenchmark-dev gnuplot-nox time nginx-light)
+# Debian packages of the OpenWhisk Node.js runtime that bench/workers measures against, installed
+# by bench/peers/build-nodejs when node or npm is missing (never by CI).
+NODEJS_PACKAGES=(nodejs npm)
 
 # bench_build: installs what is missing, builds Release into build-bench/ (the benchmarks on)
 # and installs to build-bench/prefix. BENCH_SKIP_BUILD=1 skips it (a caller has just built);
