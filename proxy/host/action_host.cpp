@@ -241,16 +241,6 @@ void action_host::install(started_workers started) {
 
 void action_host::run(std::string body, activation_engine::clock::time_point deadline,
                       activation_engine::completion done, long long proxy_deadline_ms) {
-    ++in_flight_;
-    done = [this, done = std::move(done)](activation_result result) {
-        --in_flight_;
-        done(std::move(result));
-    };
-    dispatch(std::move(body), deadline, std::move(done), proxy_deadline_ms);
-}
-
-void action_host::dispatch(std::string body, activation_engine::clock::time_point deadline,
-                           activation_engine::completion done, long long proxy_deadline_ms) {
     if (inits_running_ > 0) {  // it runs on the action that the init is starting
         parked_.push_back({std::move(body), deadline, std::move(done), proxy_deadline_ms});
         return;
@@ -280,7 +270,7 @@ void action_host::init_finished() {
     std::deque<parked_run> waited;
     waited.swap(parked_);
     for (parked_run& r : waited) {
-        dispatch(std::move(r.body), r.deadline, std::move(r.done), r.proxy_deadline_ms);
+        run(std::move(r.body), r.deadline, std::move(r.done), r.proxy_deadline_ms);
     }
 }
 

@@ -113,8 +113,6 @@ public:
     size_t queued() const;
     /// On the loop: every worker of the current action, by index (empty before an init).
     std::vector<worker_state> worker_states() const;
-    /// On the loop: the /runs given to run() and not answered yet (OW_MAX_INFLIGHT's count).
-    std::size_t in_flight() const { return in_flight_; }
     /// On the loop: when the oldest unanswered activation was submitted (time_point::max()
     /// when none), for /health's overrun check.
     activation_engine::clock::time_point oldest_submitted() const;
@@ -127,8 +125,6 @@ private:
         long long proxy_deadline_ms;
     };
 
-    void dispatch(std::string body, activation_engine::clock::time_point deadline,
-                  activation_engine::completion done, long long proxy_deadline_ms);
     std::size_t next_worker();
     struct shutting_down;
     using started_workers = std::vector<std::unique_ptr<executor>>;
@@ -152,10 +148,9 @@ private:
     // On the loop only:
     // The workers of the current action, by index (OW_WORKER_INDEX); empty before an init.
     std::vector<std::shared_ptr<activation_engine>> engines_;
-    std::vector<worker_load> loads_;  // dispatch()'s view of engines_ (reused)
+    std::vector<worker_load> loads_;  // next_worker()'s view of engines_ (reused)
     int inits_running_ = 0;
     std::deque<parked_run> parked_;  // activations that came while an init was running
-    std::size_t in_flight_ = 0;      // run() called, its done not yet
 };
 
 }  // namespace actionloop
