@@ -1,6 +1,9 @@
 #include "http/session.hpp"
 
+#include <sys/socket.h>
+
 #include <array>
+#include <cerrno>
 #include <chrono>
 
 #include <boost/asio/write.hpp>
@@ -117,7 +120,10 @@ void session::on_body(error_code ec) {
 // answer: nobody to read it).
 void session::answer_read_error(error_code ec) {
     if (ec == http::error::body_limit) {
-        respond(too_large_answer(context_.max_body_bytes), true);
+        const auto target = parser_->get().target();
+        std::optional<answer> own = context_.handle.too_large(
+            std::string_view(target.data(), target.size()), context_.max_body_bytes);
+        respond(own ? std::move(*own) : too_large_answer(context_.max_body_bytes), true);
         return;
     }
     // Socket errors and timeouts are not the parser's; nor is a stream that ends early.
@@ -147,6 +153,7 @@ void session::dispatch() {
     }
     req.body = std::move(message.body());
     req.ticket = &ticket_;
+    req.watch = this;
     context_.handle.handle(std::move(req), [self = shared_from_this()](answer a) {
         self->respond(std::move(a), false);
     });
@@ -158,6 +165,11 @@ void session::dispatch() {
 // answer has no body (204, 304); to HEAD, the length of the body that GET would send, without
 // it. `drain_after`: the request could not be read; the connection ends, its rest dropped.
 void session::respond(answer a, bool drain_after) {
+    if (gone_) {  // the answer ends the watch: its readiness wait is cancelled
+        gone_ = nullptr;
+        error_code ignored;
+        stream_.cancel(ignored);
+    }
     if (a.last || drain_after) keep_alive_ = false;
     head_.clear();
     head_.append(version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
@@ -225,6 +237,47 @@ void session::drain_and_close() {
     };
     connection_timeouts::expires_after(timeout_, std::chrono::seconds(5));
     drain{shared_from_this(), std::make_shared<std::array<char, 16384>>()}(error_code{}, 0);
+}
+
+// A held request's watch (client_watch): while the handler holds the request nothing is read
+// from the connection, so a wait for readability tells when the client closes it (or sends
+// more). The wait is numbered: one cancelled by the answer, or outlived by a later request's
+// watch, finds its number stale and does nothing.
+void session::on_gone(std::function<void()> gone) {
+    gone_ = std::move(gone);
+    ++watch_;
+    watch_readable();
+}
+
+void session::watch_readable() {
+    stream_.async_wait(asio::socket_base::wait_read,
+                       [self = shared_from_this(), watch = watch_](error_code ec) {
+                           self->on_readable(ec, watch);
+                       });
+}
+
+// Readable while the request is held: the end of the stream (or a socket error) is the client
+// gone; bytes are a pipelined request, which ends the watch (it cannot tell any more).
+void session::on_readable(error_code ec, unsigned watch) {
+    if (watch != watch_ || !gone_) return;
+    if (!ec) {
+        char byte = 0;
+        const ssize_t n = ::recv(stream_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n > 0) {
+            gone_ = nullptr;
+            return;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            watch_readable();
+            return;
+        }
+    }
+    const std::function<void()> gone = std::move(gone_);
+    gone_ = nullptr;
+    error_code ignored;
+    stream_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    stream_.close(ignored);
+    gone();
 }
 
 }  // namespace actionloop

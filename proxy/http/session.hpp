@@ -6,6 +6,7 @@
 // the protocol's error renderer.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,7 +31,7 @@ struct session_context {
     activation_metrics* metrics;    // counts the connections refused (may be null)
 };
 
-class session : public std::enable_shared_from_this<session> {
+class session : public std::enable_shared_from_this<session>, private client_watch {
 public:
     /// Past OW_MAX_CONNECTIONS open sessions, a new one is over the limit: it answers /health
     /// and, to anything else, 503 with Retry-After, then closes (each answer, never a drop).
@@ -62,6 +63,9 @@ private:
     void respond(answer a, bool drain_after);
     void on_written(error_code ec, bool drain_after);
     void drain_and_close();
+    void on_gone(std::function<void()> gone) override;
+    void watch_readable();
+    void on_readable(error_code ec, unsigned watch);
 
     loop_socket stream_;
     boost::beast::flat_buffer buffer_;  // reused across the connection's requests
@@ -73,7 +77,9 @@ private:
     std::optional<in_flight_ticket> ticket_;  // an admitted request until its answer is written
     session_context& context_;
     connection_timeouts::handle timeout_;
-    bool admitted_;  // within OW_MAX_CONNECTIONS (else only /health is served)
+    bool admitted_;               // within OW_MAX_CONNECTIONS (else only /health is served)
+    std::function<void()> gone_;  // a held request's client_watch, until its answer
+    unsigned watch_ = 0;          // which watch a readiness wait belongs to
 };
 
 }  // namespace actionloop

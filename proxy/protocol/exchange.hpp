@@ -11,6 +11,7 @@
 // Beast: the HTTP layer (http/) reads and writes, the host (host/) runs the action.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -25,6 +26,21 @@ namespace actionloop {
 
 using header_list = std::vector<std::pair<std::string, std::string>>;
 
+/// A connection as a handler that holds its request unanswered sees it (a long poll: the local
+/// Lambda Runtime API's parked GET …/invocation/next). Without it, a client that went away
+/// would only be found when its answer is written, too late to give that answer to another.
+class client_watch {
+public:
+    /// Asks to be told, once, on the event loop, that the client closed the connection before
+    /// the request's answer: `gone` runs then, the connection is closed, and the reply may be
+    /// dropped unanswered. The answer ends the watch; a client that sends more bytes first (a
+    /// pipelined request) ends it too, untold. At most one watch per request.
+    virtual void on_gone(std::function<void()> gone) = 0;
+
+protected:
+    ~client_watch() = default;
+};
+
 /// One HTTP request as the server read it.
 struct request {
     std::string_view method;  // as sent, e.g. "POST"; valid until handle() returns
@@ -34,6 +50,8 @@ struct request {
     /// Where an admitted /init or /run holds its place in the drain (ops/shutdown.hpp): the
     /// server keeps it until the answer is written, so a drain waits for the write.
     std::optional<in_flight_ticket>* ticket = nullptr;
+    /// The connection, for a handler that may hold the request (valid while `reply` is held).
+    client_watch* watch = nullptr;
 };
 
 /// One HTTP answer, for the server to write.
@@ -62,6 +80,12 @@ public:
     virtual bool needs_headers() const { return false; }
     /// On the event loop: answers `req` through `reply`, now or later, exactly once.
     virtual void handle(request req, reply_fn reply) = 0;
+    /// The answer to a request whose body is over the server's bound, found before the body
+    /// is read (`target` as sent, `limit` the bound); nullopt: the server's own 413
+    /// (too_large_answer). A handler with its own error shape renders it here.
+    virtual std::optional<answer> too_large(std::string_view /*target*/, size_t /*limit*/) {
+        return std::nullopt;
+    }
 };
 
 }  // namespace actionloop
