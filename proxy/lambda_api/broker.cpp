@@ -35,7 +35,7 @@ broker::ticket broker::next(reply_fn reply, std::int64_t now_ms) {
     if (!queued_.empty()) {
         queued_invoke waiting = std::move(queued_.front());
         queued_.pop_front();
-        deliver(std::move(reply), std::move(waiting.invoke), std::move(waiting.reply), now_ms);
+        deliver(reply, std::move(waiting.invoke), std::move(waiting.reply), now_ms);
         return 0;
     }
     const size_t bound = managed() ? config_.max_concurrency : config_.max_parked;
@@ -61,7 +61,7 @@ broker::ticket broker::invoke(invoke_request invoke, reply_fn reply, std::int64_
     if (!parked_.empty()) {
         parked_next runtime = std::move(parked_.front());
         parked_.pop_front();
-        deliver(std::move(runtime.reply), std::move(invoke), std::move(reply), now_ms);
+        deliver(runtime.reply, std::move(invoke), std::move(reply), now_ms);
         return 0;
     }
     if (managed() || queued_.size() >= config_.max_queued) {
@@ -78,7 +78,8 @@ broker::ticket broker::invoke(invoke_request invoke, reply_fn reply, std::int64_
 
 // The invoke becomes an invocation in flight: a fresh request id (and invocation id), its
 // deadline, a trace header when the invoke brought none; then the /next gets its event.
-void broker::deliver(reply_fn next, invoke_request invoke, reply_fn invoker, std::int64_t now_ms) {
+void broker::deliver(const reply_fn& next, invoke_request invoke, reply_fn invoker,
+                     std::int64_t now_ms) {
     in_flight f{ids_.uuid(), config_.invocation_ids ? ids_.uuid() : std::string(),
                 now_ms + config_.timeout_ms, std::move(invoker)};
     if (invoke.trace_id.empty()) invoke.trace_id = ids_.trace_header(now_ms);

@@ -110,7 +110,8 @@ private:
     using running_list = std::list<in_flight>;
 
     bool managed() const { return config_.max_concurrency > 0; }
-    void deliver(reply_fn next, invoke_request invoke, reply_fn invoker, std::int64_t now_ms);
+    void deliver(const reply_fn& next, invoke_request invoke, reply_fn invoker,
+                 std::int64_t now_ms);
     running_list::iterator add_running(in_flight f);
     answer settle(runtime_post post, bool error, std::int64_t now_ms);
     answer refuse_post(std::string_view id);

@@ -1,6 +1,10 @@
 // lambda-api: the local AWS Lambda Runtime API (docs/lambda-api.md). The proxy's HTTP server
 // on one event loop, serving the rules of broker.hpp through api_handler.hpp; SIGINT and
-// SIGTERM stop it at once (it keeps nothing worth draining).
+// SIGTERM end it at once with status 0: it keeps nothing worth draining, and its connections
+// (parked /next among them) are not torn down one by one (the sessions would outlive the
+// server's state they point to, as in the proxy, which ends with _exit too).
+#include <unistd.h>
+
 #include <csignal>
 #include <iostream>
 #include <random>
@@ -40,8 +44,10 @@ int serve(const api_options& o) {
                  std::random_device{}() ^ (std::uint64_t{std::random_device{}()} << 32));
     api_handler requests(rules, loop);
     boost::asio::signal_set stop(loop, SIGINT, SIGTERM);
-    stop.async_wait([&loop](const boost::system::error_code& ec, int) {
-        if (!ec) loop.stop();
+    stop.async_wait([](const boost::system::error_code& ec, int) {
+        if (ec) return;
+        std::cerr.flush();
+        ::_exit(0);
     });
     std::cerr << "lambda-api: the Lambda Runtime API on http://" << o.host << ":" << o.port << " ("
               << (o.max_concurrency > 0 ? "Managed Instances mode, -max-concurrency " +

@@ -70,10 +70,10 @@ std::uint64_t number(const std::string& flag, const std::string& text, std::uint
 
 // Seconds with up to three decimals, as milliseconds in 1..86400000.
 std::int64_t timeout_ms(const std::string& text) {
-    static const std::regex seconds(R"(([0-9]{1,5})(\.([0-9]{1,3}))?)");
+    static const std::regex SECONDS(R"(([0-9]{1,5})(\.([0-9]{1,3}))?)");
     std::smatch m;
     std::int64_t ms = 0;
-    if (std::regex_match(text, m, seconds)) {
+    if (std::regex_match(text, m, SECONDS)) {
         std::string fraction = m[3].str();
         fraction.resize(3, '0');
         ms = std::stoll(m[1].str()) * 1000 + std::stoll(fraction);
@@ -85,8 +85,8 @@ std::int64_t timeout_ms(const std::string& text) {
 }
 
 std::string function_name(const std::string& text) {
-    static const std::regex name(R"([A-Za-z0-9_-]{1,64})");
-    if (!std::regex_match(text, name)) {
+    static const std::regex NAME(R"([A-Za-z0-9_-]{1,64})");
+    if (!std::regex_match(text, NAME)) {
         usage_error("invalid -function-name '" + text +
                     "': 1 to 64 letters, digits, hyphens or underscores");
     }

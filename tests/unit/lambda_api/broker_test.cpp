@@ -21,7 +21,7 @@ using lambda_test::recorder;
 namespace {
 
 constexpr std::int64_t T0 = 1'800'000'000'000;  // "now" in these tests
-const std::string ARN = "arn:aws:lambda:us-east-1:012345678912:function:test_function";
+constexpr const char* ARN = "arn:aws:lambda:us-east-1:012345678912:function:test_function";
 
 broker_config classic(std::int64_t timeout_ms = 3000) {
     broker_config c;
@@ -326,7 +326,7 @@ TEST_CASE("broker: Managed Instances: N invocations run at once, each answered o
     CHECK(b.stats().in_flight_peak == 2);
 }
 
-TEST_CASE("broker: classic: invokes queue in order up to the bound; past it 429") {
+TEST_CASE("broker: classic: invokes queue in order up to the bound, past it 429") {
     broker_config c = classic();
     c.max_queued = 2;
     broker b(c, 1);

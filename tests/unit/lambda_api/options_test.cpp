@@ -12,16 +12,16 @@ using namespace actionloop::lambda_api;
 
 namespace {
 
-api_options parse(std::vector<std::string> args) {
+api_options parse(const std::vector<std::string>& args) {
     std::vector<const char*> argv{"lambda-api"};
     for (const std::string& a : args) argv.push_back(a.c_str());
     return parse_options(static_cast<int>(argv.size()), argv.data());
 }
 
 // The first line of the error for `args` (the usage line follows it).
-std::string refusal(std::vector<std::string> args) {
+std::string refusal(const std::vector<std::string>& args) {
     try {
-        parse(std::move(args));
+        parse(args);
     } catch (const std::invalid_argument& e) {
         const std::string text = e.what();
         return text.substr(0, text.find('\n'));
