@@ -11,8 +11,8 @@ cleanup() { [ -n "$proxy_pid" ] && kill "$proxy_pid" 2> /dev/null; rm -rf "$work
 trap cleanup EXIT
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > /dev/null
-for f in bin/proxy bin/compile lib/libactionloop_launcher.a include/actionloop/action.hpp \
-         include/actionloop/entry.hpp \
+for f in bin/proxy bin/lambda-api bin/compile lib/libactionloop_launcher.a \
+         include/actionloop/action.hpp include/actionloop/entry.hpp \
          lib/actionloop/pch/actionloop/action.hpp.gch share/actionloop-cpp/actions/hello.zip; do
     [ -e "$prefix/$f" ] || { echo "missing from the install: $f"; exit 1; }
 done
