@@ -12,6 +12,18 @@
 #include "lambda_api/requests.hpp"
 
 namespace actionloop::lambda_api {
+namespace {
+
+constexpr size_t LOGGED_BYTES = 1024;
+
+// A body in a log line: its first LOGGED_BYTES, without a final newline.
+std::string_view logged(const std::string& body) {
+    std::string_view text = std::string_view(body).substr(0, LOGGED_BYTES);
+    if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    return text;
+}
+
+}  // namespace
 
 std::int64_t epoch_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -40,7 +52,7 @@ void api_handler::handle(request req, reply_fn reply) {
         case endpoint::init_error: {
             const std::string type(
                 header_of(req.headers, "Lambda-Runtime-Function-Error-Type").value_or(""));
-            spdlog::warn("the runtime reported an init error ({}): {}", type, req.body);
+            spdlog::warn("the runtime reported an init error ({}): {}", type, logged(req.body));
             reply(rules_.init_error(std::move(req.body), type));
             break;
         }
@@ -79,7 +91,8 @@ void api_handler::post(request& req, std::string_view id, bool error, const repl
     runtime_post p = read_post(id, req.headers, std::move(req.body));
     answer a =
         error ? rules_.fail(std::move(p), epoch_ms()) : rules_.respond(std::move(p), epoch_ms());
-    if (a.status >= 400) spdlog::warn("{} {}: {} {}", req.method, req.target, a.status, a.body);
+    if (a.status >= 400)
+        spdlog::warn("{} {}: {} {}", req.method, req.target, a.status, logged(a.body));
     reply(std::move(a));
 }
 
@@ -87,7 +100,7 @@ std::optional<answer> api_handler::too_large(std::string_view target, size_t /*l
     const route r = route_of("POST", target);
     const bool answer_post = r.to == endpoint::response || r.to == endpoint::error;
     answer a = rules_.too_large(answer_post ? r.id : std::string_view(), epoch_ms());
-    spdlog::warn("{}: {} {}", target, a.status, a.body);
+    spdlog::warn("{}: {} {}", target, a.status, logged(a.body));
     return a;
 }
 
