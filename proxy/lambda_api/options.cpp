@@ -12,9 +12,9 @@ namespace actionloop::lambda_api {
 namespace {
 
 constexpr const char* USAGE =
-    "usage: lambda-api [-port N] [-host ADDR] [-max-concurrency N] [-timeout SECONDS] "
-    "[-function-name NAME] [-invocation-id] [-max-queue N] [-max-parked N] "
-    "[-max-body-bytes N] [-keep-ids N] [-spin-us N] [-debug] [-version] [-h]";
+    "usage: lambda-api [-port N] [-host ADDR] [-max-concurrency N] [-timeout SECONDS]\n"
+    "                  [-function-name NAME] [-invocation-id] [-max-queue N] [-max-parked N]\n"
+    "                  [-max-body-bytes N] [-keep-ids N] [-spin-us N] [-debug] [-version] [-h]";
 
 struct flag_row {
     const char* name;
@@ -50,6 +50,28 @@ const char* const VALUED[] = {"port",          "host",      "max-concurrency", "
                               "function-name", "max-queue", "max-parked",      "max-body-bytes",
                               "keep-ids",      "spin-us"};
 const char* const SWITCHES[] = {"invocation-id", "debug", "version", "help", "h"};
+
+constexpr size_t MEANING_COLUMN = 24;
+constexpr size_t HELP_WIDTH = 100;
+
+// `line` (a flag and its default) then `meaning`, wrapped at spaces to HELP_WIDTH columns,
+// the continuation lines indented to MEANING_COLUMN.
+std::string wrapped(std::string line, const std::string& meaning) {
+    std::string out;
+    size_t at = 0;
+    while (at < meaning.size()) {
+        const size_t room = HELP_WIDTH > line.size() ? HELP_WIDTH - line.size() : 1;
+        size_t end = meaning.size();
+        if (end - at > room) {
+            const size_t space = meaning.rfind(' ', at + room);
+            end = space != std::string::npos && space > at ? space : at + room;
+        }
+        out += line + meaning.substr(at, end - at) + "\n";
+        at = end < meaning.size() && meaning[end] == ' ' ? end + 1 : end;
+        line = std::string(MEANING_COLUMN, ' ');
+    }
+    return out;
+}
 
 [[noreturn]] void usage_error(const std::string& reason) {
     throw std::invalid_argument(reason + "\n" + USAGE);
@@ -167,9 +189,9 @@ std::string help_text() {
                       "Flags (single or double dash; a value after a space or '=') [default]:\n";
     for (const flag_row& f : FLAGS) {
         std::string line = "  " + std::string(f.name);
-        line.resize(std::max<size_t>(line.size() + 1, 24), ' ');
+        line.resize(std::max<size_t>(line.size() + 1, MEANING_COLUMN), ' ');
         if (*f.default_value != '\0') line += std::string("[") + f.default_value + "] ";
-        out += line + f.meaning + "\n";
+        out += wrapped(line, f.meaning);
     }
     return out;
 }
