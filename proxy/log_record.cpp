@@ -1,7 +1,10 @@
-// OW_LOG_FORMAT=json records: see log_record.hpp.
+// OW_LOG_FORMAT=json records, and Lambda's: see log_record.hpp.
 #include "log_record.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <ctime>
+#include <utility>
 
 #include <actionloop/detail/json_scan.hpp>
 
@@ -79,6 +82,34 @@ size_t utf8_cut(std::string_view text, size_t max) {
     return cut;
 }
 
+// `text` is `lower` in any case (ASCII).
+bool same_word(std::string_view text, std::string_view lower) {
+    return text.size() == lower.size() &&
+           std::equal(text.begin(), text.end(), lower.begin(), [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
+}
+
+// ,"message":… then ,"truncated":N when cut, then "}\n": the end of both records. A message
+// that is exactly one JSON object goes in as that object; any other as a string, cut to
+// `max` bytes at a UTF-8 boundary (`lost`: bytes already cut before).
+void append_message(std::string& out, std::string_view message, size_t max, size_t lost) {
+    if (!message.empty() && message.back() == '\r') message.remove_suffix(1);
+    const size_t kept = utf8_cut(message, max);
+    if (kept == message.size() && lost == 0 && is_one_object(message)) {
+        out += ",\"message\":";
+        out.append(message.data() + scan::skip_space(message, 0), message.data() + message.size());
+        while (!out.empty() && scan::is_space(out.back())) out.pop_back();
+    } else {
+        append_member(out, "message", message.substr(0, kept));
+    }
+    if (kept < message.size() || lost > 0) {
+        out += ",\"truncated\":";
+        out += std::to_string(message.size() - kept + lost);
+    }
+    out += "}\n";
+}
+
 }  // namespace
 
 activation_tags tags_of_request(std::string_view request_line) {
@@ -103,7 +134,6 @@ std::string log_time(std::chrono::system_clock::time_point when) {
 void append_log_record(std::string& out, std::string_view time, std::string_view stream,
                        const activation_tags* tags, std::string_view message,
                        size_t max_message_bytes, size_t lost_bytes, std::string_view extra) {
-    if (!message.empty() && message.back() == '\r') message.remove_suffix(1);
     out += "{\"time\":\"";
     out += time;
     out.push_back('"');
@@ -116,19 +146,79 @@ void append_log_record(std::string& out, std::string_view time, std::string_view
         if (!tags->action.empty()) append_member(out, "action", tags->action);
     }
     out += extra;
-    const size_t kept = utf8_cut(message, max_message_bytes);
-    if (kept == message.size() && lost_bytes == 0 && is_one_object(message)) {
-        out += ",\"message\":";
-        out.append(message.data() + scan::skip_space(message, 0), message.data() + message.size());
-        while (!out.empty() && scan::is_space(out.back())) out.pop_back();
+    append_message(out, message, max_message_bytes, lost_bytes);
+}
+
+// --- Lambda's JSON logs ---
+
+std::string_view level_name(log_level level) {
+    switch (level) {
+        case log_level::trace:
+            return "TRACE";
+        case log_level::debug:
+            return "DEBUG";
+        case log_level::info:
+            return "INFO";
+        case log_level::warn:
+            return "WARN";
+        case log_level::error:
+            return "ERROR";
+        case log_level::fatal:
+            return "FATAL";
+    }
+    return "INFO";
+}
+
+std::optional<log_level> level_named(std::string_view name) {
+    static const std::pair<std::string_view, log_level> NAMES[] = {
+        {"trace", log_level::trace}, {"debug", log_level::debug},   {"info", log_level::info},
+        {"warn", log_level::warn},   {"warning", log_level::warn},  {"error", log_level::error},
+        {"fatal", log_level::fatal}, {"critical", log_level::fatal}};
+    for (const auto& [known, level] : NAMES) {
+        if (same_word(name, known)) return level;
+    }
+    return std::nullopt;
+}
+
+log_format lambda_log_format(std::string_view format, std::string_view level) {
+    log_format result;
+    result.lambda = true;
+    result.json = same_word(format, "json");
+    if (!result.json || level.empty()) return result;
+    if (const auto named = level_named(level)) {
+        result.min_level = *named;
     } else {
-        append_member(out, "message", message.substr(0, kept));
+        result.unknown_level = std::string(level);
     }
-    if (kept < message.size() || lost_bytes > 0) {
-        out += ",\"truncated\":";
-        out += std::to_string(message.size() - kept + lost_bytes);
+    return result;
+}
+
+std::optional<log_level> level_of_line(std::string_view line) {
+    const auto value = scan::find_member(line, "level");
+    if (!value || value->size() < 2 || value->front() != '"') return std::nullopt;
+    const auto level = level_named(value->substr(1, value->size() - 2));
+    if (!level || !is_one_object(line)) return std::nullopt;  // checked last: the dear part
+    return level;
+}
+
+bool append_lambda_record(std::string& out, std::string_view time, log_level level,
+                          log_level min_level, const activation_tags* tags,
+                          std::string_view message, size_t max_message_bytes, size_t lost_bytes) {
+    if (!message.empty() && message.back() == '\r') message.remove_suffix(1);
+    // Only a line kept whole is an object (a cut one is text): only it can name its level.
+    if (lost_bytes == 0 && message.size() <= max_message_bytes) {
+        level = level_of_line(message).value_or(level);
     }
-    out += "}\n";
+    if (level < min_level) return false;
+    out += "{\"timestamp\":\"";
+    out += time;
+    out.push_back('"');
+    append_member(out, "level", level_name(level));
+    if (tags != nullptr && !tags->activation_id.empty()) {
+        append_member(out, "requestId", tags->activation_id);
+    }
+    append_message(out, message, max_message_bytes, lost_bytes);
+    return true;
 }
 
 }  // namespace actionloop

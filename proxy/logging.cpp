@@ -40,27 +40,62 @@ void write_fd(int fd, std::string_view text) {
     }
 }
 
-bool json_lines = false;  // OW_LOG_FORMAT=json: set once, before any thread logs
+log_format format_in_use;  // set once by setup_logging, before any thread logs
 size_t json_line_bytes = 16384;
+
+// Lambda's JSON records: the proxy's lines as Lambda's records (setup_logging).
+bool lambda_records() { return format_in_use.json && format_in_use.lambda; }
+
+// spdlog's levels in Lambda's names, and back.
+log_level lambda_level(spdlog::level::level_enum level) {
+    switch (level) {
+        case spdlog::level::trace:
+            return log_level::trace;
+        case spdlog::level::debug:
+            return log_level::debug;
+        case spdlog::level::info:
+            return log_level::info;
+        case spdlog::level::warn:
+            return log_level::warn;
+        case spdlog::level::err:
+            return log_level::error;
+        default:  // critical (off is never logged)
+            return log_level::fatal;
+    }
+}
+
+spdlog::level::level_enum spdlog_level(log_level level) {
+    static const spdlog::level::level_enum LEVELS[] = {
+        spdlog::level::trace, spdlog::level::debug, spdlog::level::info,
+        spdlog::level::warn,  spdlog::level::err,   spdlog::level::critical};
+    return LEVELS[static_cast<int>(level)];
+}
 
 // The /run request of the activation the proxy's records on this thread are about, if any.
 thread_local const std::string* activation_line = nullptr;
 
 // The proxy's diagnostics as records: {"time","stream":"proxy","level","message"}, with the
-// activation's tags inside an activation_log_scope.
+// activation's tags inside an activation_log_scope; in Lambda mode Lambda's record (the
+// logger's level has filtered them already: setup_logging).
 class json_formatter final : public spdlog::formatter {
 public:
     void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
-        std::string level = ",\"level\":\"";
-        const auto name = spdlog::level::to_string_view(msg.level);
-        level.append(name.data(), name.size());
-        level.push_back('"');
         std::string record;
         activation_tags tags;
         if (activation_line != nullptr) tags = tags_of_request(*activation_line);
-        append_log_record(
-            record, log_time(msg.time), "proxy", activation_line != nullptr ? &tags : nullptr,
-            std::string_view(msg.payload.data(), msg.payload.size()), json_line_bytes, 0, level);
+        const activation_tags* about = activation_line != nullptr ? &tags : nullptr;
+        const std::string_view message(msg.payload.data(), msg.payload.size());
+        if (lambda_records()) {
+            append_lambda_record(record, log_time(msg.time), lambda_level(msg.level),
+                                 log_level::trace, about, message, json_line_bytes);
+        } else {
+            std::string level = ",\"level\":\"";
+            const auto name = spdlog::level::to_string_view(msg.level);
+            level.append(name.data(), name.size());
+            level.push_back('"');
+            append_log_record(record, log_time(msg.time), "proxy", about, message, json_line_bytes,
+                              0, level);
+        }
         dest.append(record.data(), record.data() + record.size());
     }
     std::unique_ptr<spdlog::formatter> clone() const override {
@@ -253,11 +288,11 @@ protected:
 
 }  // namespace
 
-void setup_logging(bool debug, bool json, size_t max_line_bytes) {
-    json_lines = json;
+void setup_logging(bool debug, const log_format& format, size_t max_line_bytes) {
+    format_in_use = format;
     json_line_bytes = max_line_bytes;
     auto logger = std::make_shared<spdlog::logger>("proxy", std::make_shared<emitting_sink>());
-    if (json) {
+    if (format.json) {
         logger->set_formatter(std::make_unique<json_formatter>());
     } else {
         logger->set_pattern("%Y/%m/%d %H:%M:%S.%e [%l] %v");
@@ -268,7 +303,19 @@ void setup_logging(bool debug, bool json, size_t max_line_bytes) {
     logger->flush_on(spdlog::level::off);
     spdlog::set_default_logger(logger);
     spdlog::cfg::load_env_levels();
+    if (!lambda_records()) return;
+    // AWS_LAMBDA_LOG_LEVEL filters the proxy's records too: below it, none is even formatted.
+    const auto floor = spdlog_level(format.min_level);
+    if (spdlog::default_logger()->level() < floor) spdlog::default_logger()->set_level(floor);
+    if (!format.unknown_level.empty()) {
+        spdlog::warn(
+            "AWS_LAMBDA_LOG_LEVEL '{}' names no level (TRACE, DEBUG, INFO, WARN, ERROR or FATAL): "
+            "every record is written",
+            format.unknown_level);
+    }
 }
+
+const log_format& log_format_in_use() { return format_in_use; }
 
 activation_log_scope::activation_log_scope(const std::string& request_line)
     : previous_(activation_line) {
@@ -278,12 +325,21 @@ activation_log_scope::activation_log_scope(const std::string& request_line)
 activation_log_scope::~activation_log_scope() { activation_line = previous_; }
 
 void write_sentinels() {
-    emit(1, SENTINEL, true);
-    emit(2, SENTINEL, true);
+    // Lambda mode: the marks alone (the output pipes end the activation there).
+    const std::string_view text = format_in_use.lambda ? std::string_view() : SENTINEL;
+    emit(1, text, true);
+    emit(2, text, true);
 }
 
 std::string proxy_log_line(std::string_view message, std::string_view level) {
-    if (!json_lines) return plain_line(message);
+    if (!format_in_use.json) return plain_line(message);
+    if (lambda_records()) {
+        std::string record;
+        append_lambda_record(record, log_time(std::chrono::system_clock::now()),
+                             level_named(level).value_or(log_level::error), format_in_use.min_level,
+                             nullptr, message, json_line_bytes);
+        return record;
+    }
     std::string record;
     append_log_record(record, log_time(std::chrono::system_clock::now()), "proxy", nullptr, message,
                       json_line_bytes, 0, std::string(",\"level\":\"").append(level).append("\""));
@@ -298,7 +354,10 @@ std::string dropped_log_text(std::uint64_t lines, std::uint64_t bytes, size_t bo
            ") were waiting; the action's output is kept whole";
 }
 
-void go_log(std::string_view message) { emit(2, proxy_log_line(message, "info")); }
+void go_log(std::string_view message) {
+    const std::string line = proxy_log_line(message, "info");
+    if (!line.empty()) emit(2, line);  // empty: below AWS_LAMBDA_LOG_LEVEL
+}
 
 void write_stdout(std::string_view text) { emit(1, text); }
 void write_stderr(std::string_view text) { emit(2, text); }

@@ -10,12 +10,21 @@
 #include <string>
 #include <string_view>
 
+#include "log_record.hpp"
+
 namespace actionloop {
 
-/// Stderr logger; level warn, or debug with -debug; SPDLOG_LEVEL overrides both. `json`
-/// (OW_LOG_FORMAT=json): each line one JSON object with "stream":"proxy" and its "level";
-/// go_log() lines too.
-void setup_logging(bool debug, bool json = false, size_t max_line_bytes = 16384);
+/// Stderr logger; level warn, or debug with -debug; SPDLOG_LEVEL overrides both. `format`
+/// (settings: json_logs): with OW_LOG_FORMAT=json each line one JSON object with
+/// "stream":"proxy" and its "level"; in Lambda mode with AWS_LAMBDA_LOG_FORMAT=JSON each line
+/// Lambda's record at its level (warn: WARN, critical: FATAL), none below AWS_LAMBDA_LOG_LEVEL
+/// (it raises the logger's level, never lowers it), and an AWS_LAMBDA_LOG_LEVEL that names no
+/// level said once in a WARN record. go_log() lines too. Once, before any thread logs.
+void setup_logging(bool debug, const log_format& format = {}, size_t max_line_bytes = 16384);
+
+/// The format setup_logging got (plain before): the action's lines follow it too
+/// (engine/output_pipe.cpp).
+const log_format& log_format_in_use();
 
 /// While one lives, the proxy's own JSON records written on this thread (spdlog's) name the
 /// activation of `request_line` (a /run request: its activationId, transactionId and action),
@@ -32,14 +41,17 @@ private:
     const std::string* previous_;
 };
 
-/// XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX to stdout, then to stderr.
+/// XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX to stdout, then to stderr. In Lambda mode no text:
+/// only the marks that end the activation's lines there (its open line ended, its JSON
+/// records' attribution moved on: engine/output_pipe.hpp), as Lambda's logs have no sentinels.
 void write_sentinels();
 
 /// A line on stderr in Go's log format: "YYYY/MM/DD HH:MM:SS <message>".
 void go_log(std::string_view message);
 
 /// One line of the proxy's own as go_log() writes it (plain: Go's format; JSON: a record with
-/// `level`), '\n' included.
+/// `level`: spdlog's names, "info", "warn", "error"), '\n' included; "" when Lambda's
+/// AWS_LAMBDA_LOG_LEVEL leaves it out.
 std::string proxy_log_line(std::string_view message, std::string_view level = "error");
 
 /// "N line(s) (M bytes) of the proxy's own log were dropped: its <where> was not read…".

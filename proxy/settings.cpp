@@ -104,6 +104,14 @@ const knob VARIABLES[] = {
      "sentinels stay as they are"},
     {"OW_LOG_LINE_BYTES", "16384",
      "in JSON mode, a longer line is cut there and its record says \"truncated\": N"},
+    // Lambda's logs (in Lambda mode they replace OW_LOG_FORMAT).
+    {"AWS_LAMBDA_LOG_FORMAT", "Text",
+     "Lambda mode: JSON (any case): every line the action prints, and the proxy's own "
+     "diagnostics, as Lambda's JSON record (timestamp, level, requestId, message); anything "
+     "else: the lines as they are; never sentinels"},
+    {"AWS_LAMBDA_LOG_LEVEL", "TRACE",
+     "Lambda mode with JSON logs: records below this level (TRACE, DEBUG, INFO, WARN, ERROR, "
+     "FATAL; any case) are not written; a value that names no level filters nothing"},
     // The port's bounds and the log backlog (issue 33).
     {"OW_MAX_CONNECTIONS", "4096",
      "open connections past this get 503 with Retry-After and are closed (/health is still "
@@ -265,6 +273,16 @@ void parse_flags(int argc, char** argv, settings& s, bool& host_given, bool& met
     }
 }
 
+// Lambda's logs: in Lambda mode (AWS_LAMBDA_RUNTIME_API set, as main.cpp tells the modes
+// apart) AWS_LAMBDA_LOG_FORMAT and AWS_LAMBDA_LOG_LEVEL decide the log lines' form, read as
+// Lambda's managed runtimes read them (log_record.hpp: lambda_log_format), whatever
+// OW_LOG_FORMAT says; in the other modes they are not read.
+void read_lambda_logs(settings& s) {
+    if (env_string("AWS_LAMBDA_RUNTIME_API").empty()) return;
+    s.json_logs =
+        lambda_log_format(env_string("AWS_LAMBDA_LOG_FORMAT"), env_string("AWS_LAMBDA_LOG_LEVEL"));
+}
+
 void append_rows(std::string& out, const knob* begin, const knob* end) {
     for (const knob* k = begin; k != end; ++k) {
         std::string line = "  " + std::string(k->name);
@@ -320,9 +338,10 @@ settings load_settings(int argc, char** argv) {
         throw std::invalid_argument("invalid OW_LOG_FORMAT '" + log_format +
                                     "': use plain (the default) or json");
     }
-    s.json_logs = log_format == "json";
+    s.json_logs.json = log_format == "json";
     s.log_line_bytes = env_number("OW_LOG_LINE_BYTES", s.log_line_bytes);
     if (s.log_line_bytes == 0) s.log_line_bytes = 1;
+    read_lambda_logs(s);
     // The port's bounds and the log backlog (issue 33).
     s.max_connections = env_number("OW_MAX_CONNECTIONS", s.max_connections);
     s.max_queued = env_number("OW_MAX_QUEUED", s.max_queued);

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "log_record.hpp"
+
 namespace actionloop {
 
 struct settings {
@@ -49,7 +51,10 @@ struct settings {
     // (main.cpp), 0: never.
     enum class batch_policy { automatic, always, never };
     batch_policy sched_batch = batch_policy::automatic;
-    bool json_logs = false;             // OW_LOG_FORMAT=json (else plain)
+    // The log lines' form: OW_LOG_FORMAT=json (else plain); in Lambda mode (AWS_LAMBDA_RUNTIME_API
+    // set) AWS_LAMBDA_LOG_FORMAT and AWS_LAMBDA_LOG_LEVEL instead (log_record.hpp). True when
+    // the lines are JSON records.
+    log_format json_logs;
     size_t log_line_bytes = 16384;      // OW_LOG_LINE_BYTES (JSON mode's cut)
     std::string cxxflags;               // ACTIONLOOP_CXXFLAGS (for -compile)
     std::string cgroup_dir;             // OW_CGROUP_DIR ("": found, engine/cgroup_memory.hpp)

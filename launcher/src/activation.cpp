@@ -4,11 +4,16 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "env_export.hpp"
+#include "xray_trace.hpp"
 
 namespace actionloop {
 namespace {
+
+// The variable Lambda's runtimes set to the invocation's X-Ray header, for the AWS SDKs.
+constexpr std::string_view TRACE_VARIABLE = "_X_AMZN_TRACE_ID";
 
 // No deadline for a value that is not positive, or past what the clock can represent (a
 // conversion to its nanoseconds would overflow).
@@ -54,8 +59,25 @@ void context_builder::add_string(const std::string& key, const std::string& text
         has_proxy_deadline_ = true;
         return;
     }
-    // The environment is kept for compatibility only; the context does not read it.
-    if (!env_export::process().set(key, text)) report_unexported(key);
+    if (platform_ == platform::lambda) {
+        // Lambda's own members; Lambda's runtimes export no per-request variable but
+        // _X_AMZN_TRACE_ID (build()).
+        if (key == "lambda_trace_id") {
+            lambda_trace_id_ = text;
+            return;
+        }
+        if (key == "lambda_client_context") {
+            client_context_ = text;
+            return;
+        }
+        if (key == "lambda_cognito_identity") {
+            cognito_identity_ = text;
+            return;
+        }
+    } else if (!env_export::process().set(key, text)) {
+        // The environment is kept for compatibility only; the context does not read it.
+        report_unexported(key);
+    }
     if (key == "activation_id") {
         activation_id_ = text;
     } else if (key == "action_name") {
@@ -75,11 +97,23 @@ void context_builder::add_deadline_ms(long long ms) { deadline_ = from_epoch_ms(
 
 context context_builder::build() {
     std::string traceparent =
-        make_traceparent(traceparent_header_, transaction_id_, activation_id_);
+        make_traceparent(traceparent_header_, transaction_id_, activation_id_, lambda_trace_id_);
+    if (platform_ == platform::lambda) {
+        // A header too long for the environment (MAX_VALUE_BYTES) leaves it unset; the
+        // context still has it.
+        if (lambda_trace_id_.empty()) {
+            env_export::process().unset_named(TRACE_VARIABLE);
+        } else {
+            env_export::process().set_named(TRACE_VARIABLE, lambda_trace_id_);
+        }
+    }
     context ctx(std::move(activation_id_), std::move(action_name_), std::move(namespace_),
                 std::move(api_host_), has_proxy_deadline_ ? proxy_deadline_ : deadline_);
     ctx.transaction_id_ = std::move(transaction_id_);
     ctx.traceparent_ = std::move(traceparent);
+    ctx.client_context_ = std::move(client_context_);
+    ctx.cognito_identity_ = std::move(cognito_identity_);
+    ctx.lambda_trace_id_ = std::move(lambda_trace_id_);
     return ctx;
 }
 
@@ -128,7 +162,9 @@ std::string hex_id(std::string_view id, size_t digits) {
 }  // namespace
 
 std::string make_traceparent(std::string_view header, std::string_view transaction_id,
-                             std::string_view activation_id) {
+                             std::string_view activation_id, std::string_view xray) {
+    std::optional<xray_trace> xray_ids;
+    if (!xray.empty()) xray_ids = parse_xray_trace(xray);
     // version 00: "00-" 32 hex "-" 16 hex "-" 2 hex; a later version may append "-…".
     const bool valid = header.size() >= 55 && header.substr(0, 3) == "00-" && header[35] == '-' &&
                        header[52] == '-' && is_lower_hex(header.substr(3, 32)) &&
@@ -136,7 +172,10 @@ std::string make_traceparent(std::string_view header, std::string_view transacti
                        !all_zeros(header.substr(3, 32)) && (header.size() == 55);
     std::string trace_id;
     std::string flags = "01";
-    if (valid) {
+    if (xray_ids) {
+        trace_id = std::move(xray_ids->trace_id);
+        flags = xray_ids->sampled ? "01" : "00";
+    } else if (valid) {
         trace_id = std::string(header.substr(3, 32));
         flags = std::string(header.substr(53, 2));
     } else if (!transaction_id.empty()) {

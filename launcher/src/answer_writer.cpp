@@ -50,8 +50,10 @@ bool answer_writer::ack_error(const std::string& error) {
 bool answer_writer::answer(std::string& answer, bool more_buffered) {
     answer.push_back('\n');
     if (!pipelined_) return write_all(fd_, answer);
-    write_all(stdout_fd_, SENTINEL);
-    write_all(stderr_fd_, SENTINEL);
+    if (sentinels_) {
+        write_all(stdout_fd_, SENTINEL);
+        write_all(stderr_fd_, SENTINEL);
+    }
     const clock::time_point now = clock::now();
     if (waiting_.empty()) oldest_waiting_ = now;
     const bool hold = more_buffered && now - started_ < FAST_ACTIVATION &&

@@ -9,7 +9,8 @@
 // fast (each under 100 µs) and the oldest waiting answer is younger than 500 µs, and the
 // batch is under 64 KiB. So an answer waits at most about 500 µs plus one activation, and a
 // slow action's answers are never held. Not pipelined, every answer is written at once (the
-// proxy sends the next request only after it).
+// proxy sends the next request only after it). Without sentinels (Lambda mode, which has no
+// OpenWhisk log markers) the answers are written, and held, the same way.
 #pragma once
 
 #include <chrono>
@@ -20,9 +21,14 @@ namespace actionloop {
 class answer_writer {
 public:
     /// Answers on `fd`; the sentinels on `stdout_fd` and `stderr_fd` (the process's own,
-    /// except in tests).
-    answer_writer(int fd, bool pipelined, int stdout_fd = 1, int stderr_fd = 2)
-        : fd_(fd), stdout_fd_(stdout_fd), stderr_fd_(stderr_fd), pipelined_(pipelined) {}
+    /// except in tests) when pipelined and `sentinels`.
+    answer_writer(int fd, bool pipelined, int stdout_fd = 1, int stderr_fd = 2,
+                  bool sentinels = true)
+        : fd_(fd),
+          stdout_fd_(stdout_fd),
+          stderr_fd_(stderr_fd),
+          pipelined_(pipelined),
+          sentinels_(pipelined && sentinels) {}
 
     /// The ack line on fd 3 (accepting the pipelining offer when pipelined; offering the
     /// shutdown line when `shutdown`).
@@ -31,8 +37,9 @@ public:
     bool ack_error(const std::string& error);
     /// An activation starts (its duration decides whether its answer may wait).
     void started() { started_ = clock::now(); }
-    /// An activation's answer (without '\n'; one is appended): the sentinels when pipelined,
-    /// then the answer now or with the next ones. False when fd 3 is gone.
+    /// An activation's answer (without '\n'; one is appended): the sentinels when pipelined
+    /// (and not turned off), then the answer now or with the next ones. False when fd 3 is
+    /// gone.
     bool answer(std::string& answer, bool more_buffered);
     /// Writes the answers still waiting.
     bool flush();
@@ -44,6 +51,7 @@ private:
     int stdout_fd_;
     int stderr_fd_;
     bool pipelined_;
+    bool sentinels_;
     clock::time_point started_;
     clock::time_point oldest_waiting_;
     std::string waiting_;  // answers held back, each with its '\n'

@@ -47,8 +47,8 @@ env_export& env_export::process() {
     return *PROCESS;
 }
 
-env_export::variable* env_export::find(std::string_view key) {
-    for (variable& v : variables_) {
+env_export::variable* env_export::find(std::vector<variable>& variables, std::string_view key) {
+    for (variable& v : variables) {
         if (v.key == key) return &v;
     }
     return nullptr;
@@ -74,13 +74,36 @@ bool env_export::admits(std::string_view key) {
 
 bool env_export::set(std::string_view key, std::string_view value) {
     const bool fits = value.size() <= MAX_VALUE_BYTES;
-    variable* v = find(key);
+    variable* v = find(variables_, key);
     if (v == nullptr) {
         if (!fits || !admits(key)) return false;
         v = &add(key);
     }
     write(*v, fits ? value : std::string_view());
     return fits;
+}
+
+bool env_export::set_named(std::string_view name, std::string_view value) {
+    if (value.size() > MAX_VALUE_BYTES) {
+        unset_named(name);
+        return false;
+    }
+    variable* v = find(named_, name);
+    if (v == nullptr) {
+        v = &named_.emplace_back();
+        v->key = std::string(name);
+        v->name = v->key;
+    }
+    write(*v, value);
+    return true;
+}
+
+void env_export::unset_named(std::string_view name) {
+    if (const variable* v = find(named_, name)) {
+        ::unsetenv(v->name.c_str());
+    } else {
+        ::unsetenv(std::string(name).c_str());
+    }
 }
 
 void env_export::write(variable& v, std::string_view value) {

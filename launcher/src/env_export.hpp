@@ -46,6 +46,15 @@ public:
     /// why the launcher's one is never destroyed (env_export::process).
     bool set(std::string_view key, std::string_view value);
 
+    /// `name` = `value` from now on, the name as given (no prefix): a variable of the platform's
+    /// own that changes per activation, Lambda's _X_AMZN_TRACE_ID. Not bounded by the names
+    /// above (the launcher names these, not the request), only by MAX_VALUE_BYTES: false when
+    /// `value` is longer, and the variable is then unset. Same buffers, same swap.
+    bool set_named(std::string_view name, std::string_view value);
+    /// Takes `name` out of the environment (unsetenv(3): the buffers stay ours), also when
+    /// the action set it itself.
+    void unset_named(std::string_view name);
+
     /// The launcher's own, for the whole life of the process.
     static env_export& process();
 
@@ -61,12 +70,13 @@ private:
         int current = -1;  // the buffer in the environment; -1 before the first set
     };
 
-    variable* find(std::string_view key);
+    static variable* find(std::vector<variable>& variables, std::string_view key);
     variable& add(std::string_view key);
     bool admits(std::string_view key);
     void write(variable& v, std::string_view value);
 
     std::vector<variable> variables_;  // a handful: a linear search is the fastest
+    std::vector<variable> named_;      // set_named's: key and name are the name
     size_t others_ = 0;                // names exported that are not upstream's
 };
 

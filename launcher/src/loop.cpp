@@ -18,6 +18,7 @@
 #include "activation.hpp"
 #include "answer_writer.hpp"
 #include "crash_report.hpp"
+#include "lambda_error.hpp"
 #include "line_reader.hpp"
 
 namespace actionloop {
@@ -27,7 +28,36 @@ using nlohmann::json;
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-std::string error_answer(const std::string& message) { return dump(json{{"error", message}}); }
+// The one place a failure becomes an answer: OpenWhisk's {"error": message}; Lambda's
+// __lambda_error line, which the proxy posts to /error, with `type` as its errorType.
+std::string error_answer(platform mode, const std::string& message, std::string_view type) {
+    if (mode == platform::lambda) return lambda_error_line(message, type);
+    return dump(json{{"error", message}});
+}
+
+// The errorType Lambda's own runtimes give an event they cannot read.
+constexpr std::string_view UNMARSHAL_ERROR = "Runtime.UnmarshalError";
+
+// A request line the launcher cannot serve (not JSON, over the bounds, a scalar `value` for
+// OpenWhisk): said on stderr and answered; the action is not called.
+std::string invalid_request_answer(platform mode, const std::string& what) {
+    std::cerr << "actionloop: invalid request line: " << what << std::endl;
+    return error_answer(mode, "invalid request: " + what, UNMARSHAL_ERROR);
+}
+
+// Inside a catch: the answer of an exception from the action, said on stderr too. Its type
+// is looked up only for Lambda's errorType (while the exception is being handled).
+std::string exception_answer(platform mode, const std::string& what) {
+    std::cerr << "action error: " << what << std::endl;
+    return error_answer(mode, what,
+                        mode == platform::lambda ? current_exception_type() : std::string());
+}
+
+// Inside a catch (...) that is not a std::exception.
+std::string unknown_exception_answer(platform mode) {
+    std::cerr << "action error: " << UNKNOWN_EXCEPTION << std::endl;
+    return error_answer(mode, std::string(UNKNOWN_EXCEPTION), UNKNOWN_TYPE);
+}
 
 // The bounds of a request line the json contract parses into a DOM: OW_MAX_JSON_DEPTH and
 // OW_MAX_JSON_MEMBERS of the action's environment (its /init env), read once; the proxy's
@@ -52,14 +82,12 @@ scan::bounds request_bounds() {
 const char* const OUT_OF_MEMORY =
     "out of memory: the action could not allocate memory (std::bad_alloc)";
 
-std::string out_of_memory_answer() {
-    std::cerr << "action error: " << OUT_OF_MEMORY << std::endl;
-    return error_answer(OUT_OF_MEMORY);
-}
+// Inside a catch of a std::bad_alloc.
+std::string out_of_memory_answer(platform mode) { return exception_answer(mode, OUT_OF_MEMORY); }
 
 // The context from a parsed request: every string member other than `value`.
-context context_of(const json& request) {
-    context_builder builder;
+context context_of(const json& request, platform mode) {
+    context_builder builder(mode);
     for (auto it = request.begin(); it != request.end(); ++it) {
         if (it.key() == "value") continue;
         if (it.value().is_string()) {
@@ -119,11 +147,15 @@ void add_traceparent_header(std::string_view value, context_builder& builder) {
 
 // The raw path's counterpart of context_of: builds the context and finds `value` (the last
 // one wins, as with the DOM). False when the line is not an object.
-bool scan_request(std::string_view line, std::string_view& value, context_builder& builder) {
+bool scan_request(std::string_view line, std::string_view& value, context_builder& builder,
+                  platform mode) {
     value = "{}";
     return scan::for_each_member(line, [&](std::string_view quoted, std::string_view raw) {
         const std::string key = unquote(quoted);
-        if (key == "value") {
+        if (key == "value" && mode == platform::lambda) {
+            value = raw;  // any JSON, as it is
+            add_traceparent_header(value, builder);
+        } else if (key == "value") {
             if (const char* type = scalar_type_of_raw(raw)) {
                 throw std::invalid_argument(scalar_value_error(type));
             }
@@ -143,9 +175,11 @@ void replace_newlines(std::string& answer) {
     std::replace(answer.begin(), answer.end(), '\n', ' ');
 }
 
-json take_args(json& request) {
+json take_args(json& request, platform mode) {
     auto it = request.find("value");
-    if (it == request.end() || it->is_null()) return json::object();
+    if (it == request.end()) return json::object();
+    if (mode == platform::lambda) return std::move(*it);  // any JSON, null included
+    if (it->is_null()) return json::object();
     if (it->is_string()) throw std::invalid_argument(scalar_value_error("string"));
     if (it->is_boolean()) throw std::invalid_argument(scalar_value_error("boolean"));
     if (it->is_number()) throw std::invalid_argument(scalar_value_error("number"));
@@ -154,59 +188,53 @@ json take_args(json& request) {
 
 }  // namespace
 
-std::string handle_request(std::string_view line, const entry_point& entry) {
+std::string handle_request(std::string_view line, const entry_point& entry, platform mode) {
     const scan::bounds bounds = request_bounds();
     // The bound counts what the platform sent: the proxy appends one member of its own
     // (`proxy_deadline`, docs/protocol.md) to every line.
     const scan::bounds line_bounds{bounds.depth, bounds.members + 1};
     if (const scan::excess found = scan::check_bounds(line, line_bounds);
         found != scan::excess::none) {
-        const std::string what = "the request " + scan::excess_text(found, bounds);
-        std::cerr << "actionloop: invalid request line: " << what << std::endl;
-        return error_answer("invalid request: " + what);
+        return invalid_request_answer(mode, "the request " + scan::excess_text(found, bounds));
     }
     json request;
     try {
         request = json::parse(line.data(), line.data() + line.size());
     } catch (const json::exception& e) {
-        std::cerr << "actionloop: invalid request line: " << e.what() << std::endl;
-        return error_answer(std::string("invalid request: ") + e.what());
+        return invalid_request_answer(mode, e.what());
     }
-    const context ctx = request.is_object() ? context_of(request) : context();
+    const context ctx = request.is_object() ? context_of(request, mode) : context();
     const serving current(ctx);
     json args;
     try {
-        args = request.is_object() ? take_args(request) : json::object();
+        args = request.is_object() ? take_args(request, mode) : json::object();
     } catch (const std::invalid_argument& e) {
-        std::cerr << "actionloop: invalid request line: " << e.what() << std::endl;
-        return error_answer(std::string("invalid request: ") + e.what());
+        return invalid_request_answer(mode, e.what());
     }
     try {
         return dump(entry(std::move(args), ctx));
     } catch (const std::bad_alloc&) {
-        return out_of_memory_answer();
+        return out_of_memory_answer(mode);
     } catch (const std::exception& e) {
-        std::cerr << "action error: " << e.what() << std::endl;
-        return error_answer(e.what());
+        return exception_answer(mode, e.what());
     } catch (...) {
-        std::cerr << "action error: unknown exception" << std::endl;
-        return error_answer("unknown exception");
+        return unknown_exception_answer(mode);
     }
 }
 
-void handle_raw_request(std::string_view line, const raw_entry_point& entry, std::string& answer) {
+void handle_raw_request(std::string_view line, const raw_entry_point& entry, std::string& answer,
+                        platform mode) {
     answer.clear();
     std::string_view value;
-    context_builder builder;
+    context_builder builder(mode);
     try {
-        if (!scan_request(line, value, builder)) {
+        if (!scan_request(line, value, builder, mode)) {
             if (!json::accept(line)) throw std::invalid_argument("not a JSON object");
             value = "{}";  // valid JSON but no object: like the json path, no context, {}
-            builder = context_builder();
+            builder = context_builder(mode);
         }
     } catch (const std::exception& e) {
-        std::cerr << "actionloop: invalid request line: " << e.what() << std::endl;
-        answer = error_answer(std::string("invalid request: ") + e.what());
+        answer = invalid_request_answer(mode, e.what());
         return;
     }
     const context ctx = builder.build();
@@ -216,13 +244,11 @@ void handle_raw_request(std::string_view line, const raw_entry_point& entry, std
         if (answer.empty()) throw std::runtime_error("the action gave an empty answer");
         replace_newlines(answer);
     } catch (const std::bad_alloc&) {
-        answer = out_of_memory_answer();
+        answer = out_of_memory_answer(mode);
     } catch (const std::exception& e) {
-        std::cerr << "action error: " << e.what() << std::endl;
-        answer = error_answer(e.what());
+        answer = exception_answer(mode, e.what());
     } catch (...) {
-        std::cerr << "action error: unknown exception" << std::endl;
-        answer = error_answer("unknown exception");
+        answer = unknown_exception_answer(mode);
     }
 }
 
@@ -354,7 +380,10 @@ int serve(const Handle& handle, const lifecycle& hooks, int in_fd, int out_fd) {
     const bool acked = ack != nullptr && *ack != '\0';
     const char* offer = std::getenv("ACTIONLOOP_PIPELINE");
     const bool pipelined = acked && offer != nullptr && std::string_view(offer) == "1";
-    answer_writer out(out_fd, pipelined);
+    // Read once: each activation is then served by its platform's rules at no cost. Lambda
+    // mode writes no sentinels (they are OpenWhisk's log markers; Lambda has none).
+    const platform mode = platform_of_environment();
+    answer_writer out(out_fd, pipelined, STDOUT_FILENO, STDERR_FILENO, mode == platform::openwhisk);
     // The action's on_init, before the ack: its exception is the init's error.
     if (const std::string error = run_on_init(hooks); !error.empty()) {
         if (acked) out.ack_error(error);
@@ -378,9 +407,9 @@ int serve(const Handle& handle, const lifecycle& hooks, int in_fd, int out_fd) {
         }
         out.started();
         try {
-            handle(line, answer);
+            handle(line, answer, mode);
         } catch (const std::bad_alloc&) {  // outside the action's function (the request's DOM)
-            answer = out_of_memory_answer();
+            answer = out_of_memory_answer(mode);
         }
         // Logs first, so they come before the end-of-activation sentinels.
         std::cout.flush();
@@ -398,14 +427,14 @@ int serve(const Handle& handle, const lifecycle& hooks, int in_fd, int out_fd) {
 }  // namespace
 
 int run_loop(const entry_point& entry, const lifecycle& hooks, int in_fd, int out_fd) {
-    return serve([&entry](std::string_view line,
-                          std::string& answer) { answer = handle_request(line, entry); },
+    return serve([&entry](std::string_view line, std::string& answer,
+                          platform mode) { answer = handle_request(line, entry, mode); },
                  hooks, in_fd, out_fd);
 }
 
 int run_raw_loop(const raw_entry_point& entry, const lifecycle& hooks, int in_fd, int out_fd) {
-    return serve([&entry](std::string_view line,
-                          std::string& answer) { handle_raw_request(line, entry, answer); },
+    return serve([&entry](std::string_view line, std::string& answer,
+                          platform mode) { handle_raw_request(line, entry, answer, mode); },
                  hooks, in_fd, out_fd);
 }
 

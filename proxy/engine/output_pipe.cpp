@@ -341,17 +341,29 @@ void output_pipe::emit_json(const char* data, size_t size, std::string& out) {
     }
 }
 
-// One line (without its '\n'): a sentinel as it is, anything else as a record.
+// One line (without its '\n'): a sentinel as it is, anything else as a record. In Lambda
+// mode Lambda's record (stdout INFO, stderr ERROR, unless the line names its level), none
+// below AWS_LAMBDA_LOG_LEVEL; and a sentinel an action writes anyway is dropped and ends
+// nothing: there the proxy's marks alone end activations (logging.hpp: write_sentinels), so
+// one more end would move the next activation's lines onto the one after it.
 void output_pipe::record(std::string_view line, std::string& out) {
     std::lock_guard<std::mutex> guard(attribution_->lock());
+    const log_format& format = log_format_in_use();
     if (line == SENTINEL && partial_cut_ == 0) {
+        if (format.lambda) return;
         out.append(line);
         out.push_back('\n');
         attribution_->sentinel(stream_);
         return;
     }
-    append_log_record(out, log_time(std::chrono::system_clock::now()),
-                      stream_ == log_attribution::OUT ? "stdout" : "stderr",
+    const std::string time = log_time(std::chrono::system_clock::now());
+    if (format.lambda) {
+        append_lambda_record(
+            out, time, stream_ == log_attribution::OUT ? log_level::info : log_level::error,
+            format.min_level, attribution_->current(stream_), line, max_line_bytes_, partial_cut_);
+        return;
+    }
+    append_log_record(out, time, stream_ == log_attribution::OUT ? "stdout" : "stderr",
                       attribution_->current(stream_), line, max_line_bytes_, partial_cut_);
 }
 

@@ -17,6 +17,11 @@
 // sentinel for it. Sentinels are forwarded as they are, so OpenWhisk's log collector still
 // finds each activation's end.
 //
+// Lambda mode (log_record.hpp: log_format): the records are Lambda's (AWS_LAMBDA_LOG_FORMAT=
+// JSON), each at its level, none below AWS_LAMBDA_LOG_LEVEL, and no sentinel is ever written:
+// the proxy's sentinels are marks without text that end the activation on each stream where
+// they land, and a sentinel line from the action is dropped and ends nothing.
+//
 // A thread per pipe forwards what comes; the event loop never reads or writes here. The
 // proxy's own lines for the same fd (its sentinels, its diagnostics: logging.hpp) are
 // injected at the point the pipe has reached when they are written (what it holds then, by

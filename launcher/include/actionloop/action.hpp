@@ -45,6 +45,20 @@
 //   * the context is given and exceptions are answered exactly as above.
 // When both kinds are defined, the raw one is used.
 //
+// On AWS Lambda (the proxy is the Lambda runtime client: AWS_LAMBDA_RUNTIME_API is set when
+// the action starts; docs/SDK.md, "On AWS Lambda") the same function serves Lambda's events:
+//   * `args` is the event as it is, any JSON (an object, an array, a string, a number, true,
+//     false or null); the raw entry point gets its text as it is;
+//   * any JSON answer is the response (a string, a number, null …); an {"error": …} you return
+//     is a response like any other;
+//   * an exception is the invocation's error, posted to Lambda as {"errorMessage": what(),
+//     "errorType": the exception's type, e.g. "std::out_of_range", "stackTrace": []} (a
+//     non-std exception: "unknown exception", "Unknown"), and the process keeps serving;
+//   * the context has Lambda's fields: activation_id() is the request id, action_name() the
+//     function's ARN, deadline() Lambda's, and client_context(), cognito_identity() and
+//     lambda_trace_id() below; _X_AMZN_TRACE_ID is set for each invocation that has a trace
+//     (and unset for one that has none), as Lambda's other runtimes do. No __OW_* variables.
+//
 // Optional lifecycle hooks, for what outlives one activation (a database connection, a
 // client pool): define either or both as global functions in the file that defines the entry
 // point (or in a header it includes; the launcher finds them there, as it finds `main`):
@@ -86,9 +100,11 @@ public:
     context(std::string activation_id, std::string action_name, std::string ns,
             std::string api_host, time_point deadline = time_point::max());
 
-    /// `activation_id`, e.g. "2a1c…"; empty outside OpenWhisk.
+    /// `activation_id`, e.g. "2a1c…"; on AWS Lambda the request id
+    /// (Lambda-Runtime-Aws-Request-Id).
     const std::string& activation_id() const { return activation_id_; }
-    /// `action_name`, e.g. "/guest/alerts/monitor".
+    /// `action_name`, e.g. "/guest/alerts/monitor"; on AWS Lambda the function's ARN
+    /// (Lambda-Runtime-Invoked-Function-Arn).
     const std::string& action_name() const { return action_name_; }
     /// `namespace` of the activation.
     const std::string& ns() const { return namespace_; }
@@ -97,7 +113,8 @@ public:
     /// The deadline the proxy applies to the activation: the platform's `deadline` (epoch
     /// milliseconds) when it is in the future, else the request's arrival plus
     /// OW_RUN_TIMEOUT_MS (the request's `proxy_deadline`; docs/protocol.md, "The bound of a
-    /// /run"); time_point::max() when there is no bound (OW_RUN_TIMEOUT_MS=0).
+    /// /run"); time_point::max() when there is no bound (OW_RUN_TIMEOUT_MS=0). On AWS Lambda
+    /// the platform's deadline is Lambda-Runtime-Deadline-Ms.
     time_point deadline() const { return deadline_; }
     /// Time left before that deadline: zero once it has passed, one year (24 × 365 hours) when
     /// there is none.
@@ -112,8 +129,23 @@ public:
     /// mode: `value.__ow_headers.traceparent`, flags kept), else derived from the transaction
     /// id (the same id always gives the same trace-id, flags 01); the parent-id names this
     /// activation (derived from its activation id). Empty when there is neither a header nor
-    /// a transaction id.
+    /// a transaction id. On AWS Lambda the trace-id and flags come from lambda_trace_id() when
+    /// it has a well-formed Root (before the header and the transaction id).
     const std::string& traceparent() const { return traceparent_; }
+    /// On AWS Lambda: the invocation's client context, the Lambda-Runtime-Client-Context header
+    /// as Lambda sent it (JSON text, from an AWS Mobile SDK client); empty when there is none,
+    /// and elsewhere.
+    const std::string& client_context() const { return client_context_; }
+    /// On AWS Lambda: the caller's Amazon Cognito identity, the
+    /// Lambda-Runtime-Cognito-Identity header as Lambda sent it (JSON text); empty when there
+    /// is none, and elsewhere.
+    const std::string& cognito_identity() const { return cognito_identity_; }
+    /// On AWS Lambda: the invocation's AWS X-Ray trace header, Lambda-Runtime-Trace-Id, e.g.
+    /// "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1" (also in
+    /// _X_AMZN_TRACE_ID during the invocation); empty when there is none, and elsewhere. When
+    /// its Root is well formed, traceparent() carries the same trace: trace-id
+    /// "5759e988bd862e3fe1be46a994272793", flags 01 when Sampled=1, else 00.
+    const std::string& lambda_trace_id() const { return lambda_trace_id_; }
 
 private:
     friend class context_builder;  // the launcher sets the fields below
@@ -124,6 +156,10 @@ private:
     time_point deadline_ = time_point::max();
     std::string transaction_id_;
     std::string traceparent_;
+    // Added last, so the members before keep their places.
+    std::string client_context_;
+    std::string cognito_identity_;
+    std::string lambda_trace_id_;
 };
 
 }  // namespace actionloop

@@ -54,3 +54,36 @@ TEST_CASE("log_attribution: the proxy's sentinel for an activation ends older on
     proxy_sentinel(tags, log_attribution::OUT);
     CHECK(current_id(tags, log_attribution::OUT) == "a4");
 }
+
+// Lambda mode: the action writes no sentinel and the proxy writes none either; the proxy's
+// marks of each activation's end (write_sentinels with no text) alone move the lines on, also
+// when activations are pipelined and each mark lands later than the next one is written.
+TEST_CASE("log_attribution: with no sentinel from the action, the proxy's end marks alone end "
+          "each activation") {
+    log_attribution tags;
+    tags.written(1, {"r1", "", ""});
+    tags.written(2, {"r2", "", ""});  // written before r1's end is marked (pipelined)
+    CHECK(current_id(tags, log_attribution::OUT) == "r1");
+    tags.end(1);
+    CHECK(current_id(tags, log_attribution::OUT) == "r1");  // r1's lines still in the pipe
+    proxy_sentinel(tags, log_attribution::OUT);
+    CHECK(current_id(tags, log_attribution::OUT) == "r2");
+    CHECK(current_id(tags, log_attribution::ERR) == "r1");
+    proxy_sentinel(tags, log_attribution::ERR);
+    CHECK(current_id(tags, log_attribution::ERR) == "r2");
+    tags.written(3, {"r3", "", ""});
+    tags.end(2);
+    proxy_sentinel(tags, log_attribution::ERR);  // the streams' marks land in either order
+    proxy_sentinel(tags, log_attribution::OUT);
+    CHECK(current_id(tags, log_attribution::OUT) == "r3");
+    CHECK(current_id(tags, log_attribution::ERR) == "r3");
+    tags.end(3);
+    proxy_sentinel(tags, log_attribution::OUT);
+    proxy_sentinel(tags, log_attribution::ERR);
+    CHECK(current_id(tags, log_attribution::OUT).empty());  // none running: lines untagged
+    CHECK(current_id(tags, log_attribution::ERR).empty());
+    // The next invocation after a quiet spell starts clean.
+    tags.written(4, {"r4", "", ""});
+    CHECK(current_id(tags, log_attribution::OUT) == "r4");
+    CHECK(current_id(tags, log_attribution::ERR) == "r4");
+}

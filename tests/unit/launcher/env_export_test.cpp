@@ -130,3 +130,50 @@ TEST_CASE("env_export: upstream's names always, at most 16 others with plain nam
     CHECK_FALSE(fresh.set("eb_long", std::string(4097, 'x')));
     CHECK(env("__OW_EB_LONG").empty());
 }
+
+TEST_CASE("env_export: a named variable (Lambda's _X_AMZN_TRACE_ID) is set, swapped and unset") {
+    actionloop::env_export exports;
+    CHECK(exports.set_named("EE_NAMED_TRACE", "Root=1-a"));
+    CHECK(env("EE_NAMED_TRACE") == "Root=1-a");
+    CHECK(env("__OW_EE_NAMED_TRACE") == "<unset>");  // no prefix
+    const char* first = std::getenv("EE_NAMED_TRACE");
+    CHECK(exports.set_named("EE_NAMED_TRACE", "Root=1-a"));
+    CHECK(std::getenv("EE_NAMED_TRACE") == first);  // unchanged: no write
+    CHECK(exports.set_named("EE_NAMED_TRACE", "Root=1-b"));
+    CHECK(env("EE_NAMED_TRACE") == "Root=1-b");
+    exports.unset_named("EE_NAMED_TRACE");
+    CHECK(env("EE_NAMED_TRACE") == "<unset>");
+    CHECK(exports.set_named("EE_NAMED_TRACE", "Root=1-b"));  // the same value, exported again
+    CHECK(env("EE_NAMED_TRACE") == "Root=1-b");
+    // What the action set is replaced, or taken out.
+    ::setenv("EE_NAMED_TRACE", "mine", 1);
+    CHECK(exports.set_named("EE_NAMED_TRACE", "Root=1-b"));
+    CHECK(env("EE_NAMED_TRACE") == "Root=1-b");
+    ::setenv("EE_NAMED_TRACE", "mine", 1);
+    exports.unset_named("EE_NAMED_TRACE");
+    CHECK(env("EE_NAMED_TRACE") == "<unset>");
+    ::setenv("EE_NAMED_OTHER", "never set by us", 1);
+    exports.unset_named("EE_NAMED_OTHER");
+    CHECK(env("EE_NAMED_OTHER") == "<unset>");
+    // Too long: unset rather than kept stale.
+    CHECK(exports.set_named("EE_NAMED_TRACE", "short"));
+    CHECK_FALSE(exports.set_named("EE_NAMED_TRACE", std::string(4097, 'x')));
+    CHECK(env("EE_NAMED_TRACE") == "<unset>");
+    // A request key of the same spelling is another variable (__OW_ prefixed).
+    CHECK(exports.set("EE_NAMED_TRACE", "request"));
+    CHECK(env("__OW_EE_NAMED_TRACE") == "request");
+    CHECK(env("EE_NAMED_TRACE") == "<unset>");
+}
+
+TEST_CASE("env_export: 20,000 distinct trace headers leave the heap as it was") {
+    actionloop::env_export exports;
+    exports.set_named("EE_NAMED_LEAK", "Root=1-" + activation_id(0));
+    const size_t before = heap_in_use();
+    for (int n = 1; n <= 20000; ++n) {
+        exports.set_named("EE_NAMED_LEAK", "Root=1-" + activation_id(n));
+        if (n % 100 == 0) exports.unset_named("EE_NAMED_LEAK");
+    }
+    const size_t ours = heap_in_use() - before;
+    CHECK_MESSAGE(ours < 16 * 1024, "grew by " << ours << " bytes");
+    exports.unset_named("EE_NAMED_LEAK");
+}

@@ -137,3 +137,20 @@ TEST_CASE("answer_writer: a slow activation's answer is never held") {
     CHECK(log_out.drain() == SENTINEL);
     CHECK(log_err.drain() == SENTINEL);
 }
+
+TEST_CASE("answer_writer: pipelined without sentinels (Lambda mode), only the answers") {
+    pipe_pair out, log_out, log_err;
+    actionloop::answer_writer writer(out.write_end, true, log_out.write_end, log_err.write_end,
+                                     false);
+    REQUIRE(writer.ack());
+    CHECK(out.drain() == "{\"ok\":true,\"pipeline\":true}\n");
+    for (const std::string& text :
+         {std::string("\"a string\""), std::string("42"), std::string("{\"n\":1}")}) {
+        std::string answer = text;
+        writer.started();
+        REQUIRE(writer.answer(answer, false));
+        CHECK(out.drain() == text + "\n");
+    }
+    CHECK(log_out.pending() == 0);
+    CHECK(log_err.pending() == 0);
+}
