@@ -192,11 +192,13 @@ void use_batch_scheduling() {
 
 // Lambda mode (lambda/): AWS_LAMBDA_MAX_CONCURRENCY workers; the action acks (its on_init's
 // failure is the init error); a dedicated image's code is built under TMPDIR, the only
-// writable folder on Lambda.
+// writable folder on Lambda; no deadline grace unless OW_DEADLINE_GRACE_MS is set.
 void use_lambda_defaults(settings& config) {
     config.workers = std::to_string(config.lambda_concurrency);
     if (config.wait_for_ack.empty()) config.wait_for_ack = "1";
     config.action_dir = (std::filesystem::temp_directory_path() / "actionloop-action").string();
+    // The deadline is Lambda's own: the timeout is reported at it, not 100 ms later.
+    if (std::getenv("OW_DEADLINE_GRACE_MS") == nullptr) config.deadline_grace_ms = 0;
 }
 
 }  // namespace

@@ -106,14 +106,16 @@ void poller::serve(invocation inv) {
                                "RequestId: " + inv.request_id + " Error: " + *problem),
                     inv.invocation_id, false);
     }
-    // The invocation's deadline is the engine's (Lambda itself stops the sandbox there); one
-    // that is missing or already past gets OW_RUN_TIMEOUT_MS, as a request without one does.
+    // The invocation's deadline (plus OW_DEADLINE_GRACE_MS, 0 unless set in Lambda mode:
+    // Lambda itself stops the sandbox there) is the engine's; one that is missing or already
+    // past gets OW_RUN_TIMEOUT_MS, as a request without one does.
     const long long now_ms = epoch_ms_now();
     const auto deadline = deadline_of(inv);
     auto stop = clock::time_point::max();
     long long told_ms = 0;
     if (deadline && *deadline > now_ms) {
-        stop = clock::now() + std::chrono::milliseconds(*deadline - now_ms);
+        stop = clock::now() + std::chrono::milliseconds(*deadline - now_ms) +
+               std::chrono::milliseconds(config.deadline_grace_ms);
         told_ms = *deadline;
     } else if (config.run_timeout_ms > 0) {
         stop = clock::now() + std::chrono::milliseconds(config.run_timeout_ms);
