@@ -86,7 +86,12 @@ bool usable_request_id(std::string_view id) {
 std::optional<std::string> event_problem(std::string_view event, const json_limits& limits) {
     if (auto bounds = json_bounds_error(event, limits)) return "The event " + *bounds + ".";
     if (event.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::nullopt;
-    if (!json::accept(event)) return std::string("The event is not JSON.");
+    // The event goes into the line as text, so it must be JSON to its last byte: nlohmann's
+    // lexer ends the input at a NUL (and a view is read as a C string), which would let the
+    // bytes after one through unchecked. JSON has no raw NUL anywhere.
+    if (event.find('\0') != std::string_view::npos || !json::accept(event.begin(), event.end())) {
+        return std::string("The event is not JSON.");
+    }
     return std::nullopt;
 }
 

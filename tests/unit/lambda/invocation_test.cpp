@@ -75,6 +75,9 @@ TEST_CASE(
     CHECK(event_problem(R"({"a":1)", limits) == "The event is not JSON.");
     // A value and a member smuggled after it would be a second field of the line.
     CHECK(event_problem(R"(1,"activation_id":"x")", limits) == "The event is not JSON.");
+    // Found by fuzz_lambda: the parser stops at a NUL, so what follows one went unchecked.
+    CHECK(event_problem(std::string_view("{}\0\"a\":1}", 10), limits) == "The event is not JSON.");
+    CHECK(event_problem(std::string_view("\"t\"\0", 4), limits) == "The event is not JSON.");
     const auto deep = event_problem("[[[[[1]]]]]", limits);
     REQUIRE(deep.has_value());
     CHECK(deep->find("nests deeper than 4 levels") != std::string::npos);
