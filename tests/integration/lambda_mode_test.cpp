@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "archive_builder.hpp"
 #include "expectations.hpp"
 #include "http_client.hpp"
 #include "process_tools.hpp"
@@ -39,7 +40,7 @@ const fs::path& task_root() {
         const command_result compiled = run_command(
             {compiler_script().string(), "main", src.path().string(), root.path().string()}, "",
             path_only_env(), src.path());
-        REQUIRE_MESSAGE(compiled.exit_code == 0, compiled.err + compiled.out);
+        REQUIRE_MESSAGE(compiled.exit_code == 0, (compiled.err + compiled.out));
         return true;
     }();
     (void)built;
