@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
@@ -120,6 +121,10 @@ int run(action_host& host) {
     asio::post(loop, [&pollers] {
         for (auto& p : pollers) p->start();
     });
+    // The loop may have nothing of its own pending (a crashed worker's result is being read
+    // on the pool, every poller waiting for it): it keeps running until the process is
+    // stopped, as a server's loop does with its acceptor.
+    const auto keep_running = asio::make_work_guard(loop);
     loop.run();
     return 0;
 }
