@@ -74,16 +74,15 @@ init_outcome start_action(action_host& host) {
 void post_init_error(asio::io_context& loop, const api_address& api, const post& p) {
     runtime_connection connection(loop, api.endpoint, api.host, 1u << 20);
     header_list headers = {{"Lambda-Runtime-Function-Error-Type", p.error_type}};
-    connection.request(http::verb::post, p.target, p.body, headers,
-                       [&loop](const boost::system::error_code& ec, response& res) {
-                           if (ec) {
-                               spdlog::error("POST {} failed: {}", INIT_ERROR_PATH, ec.message());
-                           } else if (res.result_int() / 100 != 2) {
-                               spdlog::error("POST {} answered {}", INIT_ERROR_PATH,
-                                             res.result_int());
-                           }
-                           loop.stop();
-                       });
+    connection.post(p.target, p.body, headers,
+                    [&loop](const boost::system::error_code& ec, response& res) {
+                        if (ec) {
+                            spdlog::error("POST {} failed: {}", INIT_ERROR_PATH, ec.message());
+                        } else if (res.result_int() / 100 != 2) {
+                            spdlog::error("POST {} answered {}", INIT_ERROR_PATH, res.result_int());
+                        }
+                        loop.stop();
+                    });
     loop.run_for(std::chrono::seconds(10));
 }
 

@@ -48,16 +48,17 @@ std::string cut(const std::string& text) {
 poller::poller(action_host& host, drain_state& drain, const api_address& api, unsigned index)
     : host_(host),
       drain_(drain),
+      api_(api),
       connection_(host.loop(), api.endpoint, api.host, host.config().max_body_bytes),
       backoff_(host.loop()),
       name_(host.config().lambda_concurrency > 1 ? "poller " + std::to_string(index) + ": " : "") {}
 
 void poller::poll() {
     if (drain_.draining()) return;  // SIGTERM: what is in flight finishes, nothing new
-    connection_.request(http::verb::get, std::string(NEXT_PATH), {}, {},
-                        [self = shared_from_this()](const error_code& ec, response& res) {
-                            self->on_next(ec, res);
-                        });
+    connection_.get(std::string(NEXT_PATH),
+                    [self = shared_from_this()](const error_code& ec, response& res) {
+                        self->on_next(ec, res);
+                    });
 }
 
 void poller::on_next(const error_code& ec, response& res) {
@@ -131,42 +132,59 @@ void poller::serve(invocation inv) {
         told_ms);
 }
 
-// Posts the result; whatever the Runtime API answers, the loop goes on (a 410 for an answer
-// past the deadline, a 400 for an id it forgot: logged, never fatal).
+// Posts the result, and (unless the proxy is draining) the next `/next` in the same write;
+// whatever the Runtime API answers to the post, the loop goes on (a 410 for an answer past the
+// deadline, a 400 for an id it forgot: logged, never fatal).
 void poller::send(post p, const std::string& invocation_id, bool retry_too_large) {
     header_list headers;
-    if (!p.error_type.empty())
+    if (!p.error_type.empty()) {
         headers.emplace_back("Lambda-Runtime-Function-Error-Type", p.error_type);
+    }
     if (!invocation_id.empty()) headers.emplace_back("Lambda-Runtime-Invocation-Id", invocation_id);
     const bool response_post = p.error_type.empty();
-    std::string target = p.target;
-    connection_.request(
-        http::verb::post, target, std::move(p.body), headers,
-        [self = shared_from_this(), target, invocation_id, response_post, retry_too_large](
+    const bool next = !drain_.draining();
+    auto self = shared_from_this();
+    connection_.post(
+        p.target, p.body, headers,
+        [self, target = p.target, invocation_id, response_post, retry_too_large](
             const error_code& ec, response& res) {
+            self->ticket_.reset();
             if (ec) {
                 spdlog::warn("{}POST {} failed: {}", self->name_, target, ec.message());
             } else if (res.result_int() == 413 && response_post && retry_too_large) {
-                // Lambda's own bound on a response (6 MB): the invocation still gets an answer.
-                spdlog::warn("{}POST {} answered 413: the response is too large for the "
-                             "Runtime API; posting an error instead",
-                             self->name_, target);
-                const std::string id =
-                    target.substr(0, target.size() - std::string_view("/response").size());
-                invocation inv;
-                inv.request_id = id.substr(id.rfind('/') + 1);
-                self->send(error_post(inv, "Function.ResponseSizeTooLarge",
-                                      "RequestId: " + inv.request_id +
-                                          " Error: the response exceeds the Runtime API's "
-                                          "limit (413)"),
-                           invocation_id, false);
-                return;
+                self->too_large(target, invocation_id);
             } else if (res.result_int() / 100 != 2) {
                 spdlog::warn("{}POST {} answered {}: {}", self->name_, target, res.result_int(),
                              cut(res.body()));
             }
-            self->ticket_.reset();
-            self->poll();
+        },
+        next ? std::string(NEXT_PATH) : std::string(),
+        [self](const error_code& ec, response& res) { self->on_next(ec, res); });
+}
+
+// Lambda's own bound on a response (6 MB) refused it: the invocation still gets an answer,
+// an error posted on a connection of its own (this one has the next `/next` parked).
+void poller::too_large(const std::string& target, const std::string& invocation_id) {
+    spdlog::warn("{}POST {} answered 413: the response is too large for the Runtime API; "
+                 "posting an error instead",
+                 name_, target);
+    const std::string path = target.substr(0, target.size() - std::string_view("/response").size());
+    invocation inv;
+    inv.request_id = path.substr(path.rfind('/') + 1);
+    const post error = error_post(inv, "Function.ResponseSizeTooLarge",
+                                  "RequestId: " + inv.request_id +
+                                      " Error: the response exceeds the Runtime API's limit (413)");
+    header_list headers = {{"Lambda-Runtime-Function-Error-Type", error.error_type}};
+    if (!invocation_id.empty()) headers.emplace_back("Lambda-Runtime-Invocation-Id", invocation_id);
+    side_.emplace(host_.loop(), api_.endpoint, api_.host, 1u << 20);
+    side_->post(
+        error.target, error.body, headers,
+        [self = shared_from_this(), target = error.target](const error_code& ec, response& res) {
+            if (ec || res.result_int() / 100 != 2) {
+                spdlog::warn("{}POST {} failed: {}", self->name_, target,
+                             ec ? ec.message() : std::to_string(res.result_int()));
+            }
+            self->side_->close();
         });
 }
 

@@ -38,11 +38,14 @@ private:
     void on_next(const boost::system::error_code& ec, response& res);
     void serve(invocation inv);
     void send(post p, const std::string& invocation_id, bool retry_too_large);
+    void too_large(const std::string& target, const std::string& invocation_id);
     void after_failure();
 
     action_host& host_;
     drain_state& drain_;
+    api_address api_;
     runtime_connection connection_;
+    std::optional<runtime_connection> side_;  // a post while connection_ has /next parked
     boost::asio::steady_timer backoff_;
     std::string name_;                        // "poller 2" in its log lines (several pollers)
     unsigned failures_ = 0;                   // consecutive failed polls

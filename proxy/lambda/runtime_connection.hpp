@@ -1,9 +1,15 @@
-// One keep-alive HTTP/1.1 connection to the Lambda Runtime API, on the event loop (Beast):
-// one request at a time, its response handed to a callback. Each worker's poller has its
-// own, so a parked `GET …/next` never holds another worker's post.
+// One keep-alive HTTP/1.1 connection to the Lambda Runtime API, on the event loop (Beast
+// reads the answers; the requests, a few fixed shapes, are written as text): each worker's
+// poller has its own, so a parked `GET …/next` never holds another worker's post.
+//
+// A post and the next `GET …/next` go out in one write (HTTP/1.1 pipelining), so the API
+// has the `/next` in hand when it hands the post's answer to the caller: a caller that
+// invokes again at once finds the worker parked (a Managed-Instances API refuses an invoke
+// when no `/next` is parked, and the gap of a 202's round trip was enough for that).
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -33,18 +39,24 @@ public:
     runtime_connection(boost::asio::io_context& loop, boost::asio::ip::tcp::endpoint api,
                        std::string host, std::size_t max_body_bytes);
 
-    /// Sends one request (none may be pending) and calls `done` on the loop with its answer.
-    /// A keep-alive connection the server closed meanwhile is opened again, and the request
-    /// sent once more, when nothing of the answer came.
-    void request(http::verb method, const std::string& target, std::string body,
-                 const header_list& headers, reply_fn done);
+    /// `GET target`; `done` gets its answer on the loop. Nothing else may be pending.
+    void get(const std::string& target, reply_fn done);
+    /// `POST target` with a JSON body; `done` gets its answer. With `then_get` (a target), a
+    /// GET of it follows in the same write and `then_done` gets that answer after `done`.
+    /// A keep-alive connection the server closed meanwhile is opened again, and what was
+    /// written sent once more, when nothing of the answers came.
+    void post(const std::string& target, const std::string& body, const header_list& headers,
+              reply_fn done, const std::string& then_get = {}, reply_fn then_done = {});
 
-    /// Closes the socket: a pending request ends with an error.
+    /// Closes the socket: the pending requests end with an error.
     void close();
 
 private:
     using socket_type = boost::asio::basic_stream_socket<boost::asio::ip::tcp,
                                                          boost::asio::io_context::executor_type>;
+    void append_request(const char* method, const std::string& target, const std::string* body,
+                        const header_list& headers);
+    void start();
     void connect();
     void send();
     void receive();
@@ -55,11 +67,12 @@ private:
     std::size_t max_body_bytes_;
     socket_type socket_;
     boost::beast::flat_buffer buffer_;
-    http::request<http::string_body> request_;
+    std::string out_;               // the requests written together
+    std::deque<reply_fn> waiting_;  // one per request written, in order
     std::optional<http::response_parser<http::string_body>> parser_;
-    reply_fn done_;
-    bool reused_ = false;   // the request went out on a connection an earlier one used
-    bool retried_ = false;  // it was sent again once already
+    bool reused_ = false;    // the requests went out on a connection used before
+    bool retried_ = false;   // they were sent again once already
+    bool answered_ = false;  // some answer of this write came
 };
 
 }  // namespace actionloop::lambda
