@@ -24,6 +24,7 @@
 #include "engine/reaper.hpp"
 #include "host/action_host.hpp"
 #include "http/server.hpp"
+#include "lambda/lambda_mode.hpp"
 #include "logging.hpp"
 #include "metrics/metrics_server.hpp"
 #include "ops/metrics.hpp"
@@ -189,6 +190,17 @@ void use_batch_scheduling() {
     }
 }
 
+// Lambda mode (lambda/): AWS_LAMBDA_MAX_CONCURRENCY workers; the action acks (its on_init's
+// failure is the init error); a dedicated image's code is built under TMPDIR, the only
+// writable folder on Lambda; no deadline grace unless OW_DEADLINE_GRACE_MS is set.
+void use_lambda_defaults(settings& config) {
+    config.workers = std::to_string(config.lambda_concurrency);
+    if (config.wait_for_ack.empty()) config.wait_for_ack = "1";
+    config.action_dir = (std::filesystem::temp_directory_path() / "actionloop-action").string();
+    // The deadline is Lambda's own: the timeout is reported at it, not 100 ms later.
+    if (std::getenv("OW_DEADLINE_GRACE_MS") == nullptr) config.deadline_grace_ms = 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -217,8 +229,14 @@ int main(int argc, char** argv) {
     try {
         std::optional<scratch_dir> scratch;  // declared first: removed after the host is gone
         if (config.compile_main) config.action_dir = scratch.emplace().path() + "/action";
+        const bool lambda = !config.lambda_runtime_api.empty() && !config.compile_main;
+        if (lambda) use_lambda_defaults(config);
         action_host host(config, environ);
-        status = config.compile_main ? offline_compile(host, config) : serve(host, config);
+        if (config.compile_main) {
+            status = offline_compile(host, config);
+        } else {
+            status = lambda ? lambda::run(host) : serve(host, config);
+        }
     } catch (const std::exception& e) {
         spdlog::critical("{}", e.what());
     }

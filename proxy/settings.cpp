@@ -145,6 +145,14 @@ const knob VARIABLES[] = {
     {"__OW_ACTION_NAME", "empty", "knative mode: the dedicated action's name (action_name)"},
     {"OW_ACTION_CODE_FILE", "empty",
      "knative mode: a file holding what __OW_ACTION_CODE would (when that is unset)"},
+    // Lambda mode (docs/LAMBDA.md).
+    {"AWS_LAMBDA_RUNTIME_API", "empty",
+     "host:port of the Lambda Runtime API; set: Lambda mode (the proxy polls it for "
+     "invocations instead of listening)"},
+    {"LAMBDA_TASK_ROOT", "/var/task", "Lambda mode: the folder whose `exec` is the action"},
+    {"AWS_LAMBDA_MAX_CONCURRENCY", "1",
+     "Lambda mode: invocations served at once (Managed Instances): that many workers, each "
+     "with its own poll of /next"},
 };
 
 const char* const USAGE =
@@ -293,6 +301,19 @@ void append_rows(std::string& out, const knob* begin, const knob* end) {
     }
 }
 
+// Lambda mode's variables (AWS_LAMBDA_MAX_CONCURRENCY: 1 … OW_MAX_WORKERS).
+void read_lambda_settings(settings& s) {
+    s.lambda_runtime_api = env_string("AWS_LAMBDA_RUNTIME_API");
+    const std::string root = env_string("LAMBDA_TASK_ROOT");
+    if (!root.empty()) s.lambda_task_root = root;
+    s.lambda_concurrency = env_number("AWS_LAMBDA_MAX_CONCURRENCY", s.lambda_concurrency);
+    if (s.lambda_concurrency == 0 || s.lambda_concurrency > s.max_workers) {
+        throw std::invalid_argument("AWS_LAMBDA_MAX_CONCURRENCY must be 1 to " +
+                                    std::to_string(s.max_workers) + " (OW_MAX_WORKERS); got " +
+                                    env_string("AWS_LAMBDA_MAX_CONCURRENCY"));
+    }
+}
+
 }  // namespace
 
 settings load_settings(int argc, char** argv) {
@@ -352,6 +373,7 @@ settings load_settings(int argc, char** argv) {
     s.cxxflags = env_string("ACTIONLOOP_CXXFLAGS");
     s.cgroup_dir = env_string("OW_CGROUP_DIR");
     if (const char* platform = std::getenv("__OW_RUNTIME_PLATFORM")) s.runtime_platform = platform;
+    read_lambda_settings(s);
     return s;
 }
 

@@ -76,6 +76,12 @@ struct settings {
     // Its other variables (__OW_HTTP_METHODS, __OW_ACTION_*) are read by
     // protocol/knative/platform.cpp.
     std::optional<std::string> runtime_platform;
+
+    // Lambda mode (proxy/lambda/: docs/LAMBDA.md): the proxy is the client of the Lambda
+    // Runtime API when AWS_LAMBDA_RUNTIME_API is set.
+    std::string lambda_runtime_api;              // AWS_LAMBDA_RUNTIME_API: host:port ("": off)
+    std::string lambda_task_root = "/var/task";  // LAMBDA_TASK_ROOT: where `exec` is
+    unsigned lambda_concurrency = 1;             // AWS_LAMBDA_MAX_CONCURRENCY: workers and polls
 };
 
 /// Parses argv (single or double dash) and the environment. Throws std::invalid_argument

@@ -247,7 +247,7 @@ void activation_engine::write_failed() {
         action_->stop();
     }
     for (auto& a : given_up) {
-        complete(std::move(a), {executor::outcome::exited, {}, {}, {}}, true);
+        complete(std::move(a), {executor::outcome::exited, {}, {}, {}, false, {}}, true);
     }
     if (nobody_reads) flush();
 }
@@ -450,9 +450,11 @@ void activation_engine::restart_done(bool started, const std::string& error, boo
         if (queue_.waiting() > 0) {
             activation_ptr first = queue_.pop_waiting();
             if (stale) {
-                complete(std::move(first), {executor::outcome::exited, {}, {}, {}}, true);
+                complete(std::move(first), {executor::outcome::exited, {}, {}, {}, false, {}},
+                         true);
             } else {
-                complete(std::move(first), {executor::outcome::exited, {}, error, {}}, false);
+                complete(std::move(first), {executor::outcome::exited, {}, error, {}, false, {}},
+                         false);
             }
         }
     }
@@ -469,7 +471,7 @@ void activation_engine::finish_head(executor::outcome why, std::string line) {
     // An answer before the whole request was read: the rest of it would reach the next
     // activation as garbage, so the process is not used again.
     if (why != executor::outcome::answered || head->written < head->size()) broken_ = true;
-    complete(std::move(head), {why, std::move(line), {}, {}}, true);
+    complete(std::move(head), {why, std::move(line), {}, {}, false, {}}, true);
     arm_deadline();
 }
 
@@ -480,7 +482,7 @@ void activation_engine::fail_all(executor::outcome why) {
     broken_ = true;  // the next flush starts it again
     activation_ptr head = queue_.pop_head_requeue_rest();
     forget_requeued_logs();
-    complete(std::move(head), {why, {}, {}, {}}, true);
+    complete(std::move(head), {why, {}, {}, {}, false, {}}, true);
     if (queue_.waiting() == 0) {
         stop_if_retired();
         return;
@@ -503,7 +505,21 @@ void activation_engine::complete(activation_ptr done, activation_result result, 
         hooks_.ended(*this, result.outcome);
         ending_log_id_ = 0;
     }
-    done->done(std::move(result));
+    const bool failed = result.outcome == executor::outcome::exited ||
+                        result.outcome == executor::outcome::deadline;
+    if (keep_tails_ && failed && result.start_failure.empty()) {
+        // The tail waits for the stderr pipe to be read: on the pool, the result back here.
+        asio::post(blocking_, [self = shared_from_this(), done = std::move(done),
+                               result = std::move(result)]() mutable {
+            result.stderr_tail = self->action_->stderr_tail();
+            auto& loop = self->loop_;
+            asio::post(loop,
+                       [self = std::move(self), done = std::move(done),
+                        result = std::move(result)]() mutable { done->done(std::move(result)); });
+        });
+    } else {
+        done->done(std::move(result));
+    }
     if (queue_.idle()) stop_if_retired();
 }
 

@@ -54,6 +54,9 @@ struct activation_result {
     std::string start_failure;  // not empty: the action could not be started again (why)
     std::string crash;          // exited: "killed by signal 11, SIGSEGV" when a signal did it
     bool no_action = false;     // no action was ever started: nothing ran
+    // exited or deadline, when the engine keeps tails (keep_stderr_tails): the process's last
+    // lines on stderr (a crash's backtrace, for Lambda's stackTrace).
+    std::string stderr_tail;
 };
 
 class activation_engine : public std::enable_shared_from_this<activation_engine> {
@@ -97,6 +100,10 @@ public:
     /// One worker of a pool (host/action_host.hpp): `name` ("worker 2") starts what the engine
     /// says about its process (a crash, a restart); empty (the default, one worker): nothing.
     void name_worker(std::string name) { name_ = std::move(name); }
+    /// A crash or a missed deadline hands over the process's last stderr lines with the
+    /// result (activation_result::stderr_tail): read on the blocking pool, so that result
+    /// comes a little later, never holding the loop (Lambda mode's stackTrace).
+    void keep_stderr_tails() { keep_tails_ = true; }
     /// "worker 2: `text`" for a named worker; `text` as it is otherwise.
     std::string named(std::string text) const;
     /// Times the process was started again after it died (a worker's restarts).
@@ -165,6 +172,7 @@ private:
     hooks hooks_;
     std::string name_;            // name_worker()
     std::uint64_t restarts_ = 0;  // restarts()
+    bool keep_tails_ = false;     // keep_stderr_tails()
     const bool pipelined_;
     const bool shutdown_offered_;
     activation_queue queue_;  // the activations, waiting and in the window

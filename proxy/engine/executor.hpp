@@ -104,6 +104,9 @@ public:
 
     /// SIGKILL to the process group.
     void stop() { child_.kill(); }
+    /// The last lines the current process wrote to stderr (since its start; output_pipe::tail:
+    /// waits up to 1 s for the pipe to be read, so never on the loop).
+    std::string stderr_tail() { return stderr_.tail(); }
     /// Forwards what the action wrote to its stdout (JSON mode) and stderr so far and ends
     /// their unterminated last lines: before the proxy writes sentinels or its own lines
     /// about an activation.

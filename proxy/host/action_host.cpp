@@ -70,8 +70,10 @@ struct action_host::shutting_down {
 
 action_host::action_host(settings config, char** environ_entries)
     : settings_(std::move(config)),
+      // Lambda mode: the action gets the whole environment (AWS_REGION, the credentials, the
+      // Runtime API: what Lambda's runtimes give a function), OpenWhisk's rules otherwise.
       base_env_(ACTIONLOOP_VERSION, settings_.execution_env, settings_.wait_for_ack,
-                environ_entries),
+                environ_entries, !settings_.lambda_runtime_api.empty()),
       env_(base_env_),
       builder_(settings_, env_) {
     if (settings_.debug) base_env_.apply({{"OW_DEBUG", "/tmp/action.log"}});  // as upstream
@@ -112,9 +114,31 @@ init_outcome action_host::init(const std::string& payload, const std::string& ma
     }
     started_workers started;
     try {
-        started = start_workers(dir, workers.count);
+        started = start_workers(dir + "/bin", workers.count);
     } catch (const start_error& e) {
         remove_dir();
+        return {init_outcome::result::start_failed, e.what(), e.stderr_tail};
+    }
+    install(std::move(started));
+    initialized_ = true;
+    return {};
+}
+
+// Lambda mode: the action is `exec` in a folder that stays as it is (read-only on Lambda):
+// no build, no copy; the workers start there.
+init_outcome action_host::init_prebuilt(const std::string& bin_dir) {
+    const worker_count workers = resolve_workers();
+    if (!workers.error.empty()) return {init_outcome::result::start_failed, workers.error, {}};
+    std::error_code ec;
+    if (!fs::is_regular_file(bin_dir + "/exec", ec)) {
+        return {init_outcome::result::start_failed,
+                "no action: " + bin_dir + "/exec is not a file",
+                {}};
+    }
+    started_workers started;
+    try {
+        started = start_workers(bin_dir, workers.count);
+    } catch (const start_error& e) {
         return {init_outcome::result::start_failed, e.what(), e.stderr_tail};
     }
     install(std::move(started));
@@ -144,12 +168,13 @@ worker_count action_host::resolve_workers() const {
 // time, not N times it); each must ack. A failure stops the others (every started one is
 // destroyed, which kills it) and names the worker: "worker 3 of 4: …" (one worker: the error as
 // it is, upstream's text).
-action_host::started_workers action_host::start_workers(const std::string& dir, unsigned count) {
+action_host::started_workers action_host::start_workers(const std::string& bin_dir,
+                                                        unsigned count) {
     started_workers started(count);
     std::vector<std::exception_ptr> failures(count);
     const auto start_one = [&](unsigned index) {
         try {
-            started[index] = start_action(dir, index, count);
+            started[index] = start_action(bin_dir, index, count);
         } catch (...) {
             failures[index] = std::current_exception();
         }
@@ -177,12 +202,12 @@ action_host::started_workers action_host::start_workers(const std::string& dir, 
     return started;
 }
 
-std::unique_ptr<executor> action_host::start_action(const std::string& dir, unsigned index,
+std::unique_ptr<executor> action_host::start_action(const std::string& bin_dir, unsigned index,
                                                     unsigned count) {
     executor_options options;
     // The action runs in its own directory, so the files shipped next to exec are found by
     // a relative path; the command is absolute for the same reason.
-    const fs::path bin = fs::absolute(dir + "/bin");
+    const fs::path bin = fs::absolute(bin_dir);
     options.command = (bin / "exec").string();
     options.cwd = bin.string();  // exec was made executable by the builder, inside bin
     env_map worker_env = env_;
@@ -229,6 +254,8 @@ void action_host::install(started_workers started) {
             *loop_, *blocking_, std::move(action), std::move(hooks),
             settings_.sched_batch == settings::batch_policy::automatic && started.size() == 1);
         if (started.size() > 1) engine->name_worker("worker " + std::to_string(engines.size()));
+        // Lambda's error of a crash carries the backtrace the launcher printed.
+        if (!settings_.lambda_runtime_api.empty()) engine->keep_stderr_tails();
         engines.push_back(std::move(engine));
     }
     boost::asio::post(*loop_, [this, engines = std::move(engines)]() mutable {
@@ -349,10 +376,14 @@ activation_engine::clock::time_point action_host::oldest_submitted() const {
 // not finish; for any other action, after every activation. A crash is said before them, so
 // it lands in the log of the activation that saw it.
 void action_host::end_activation(const activation_engine& engine, executor::outcome outcome) {
-    const bool sentinels = !engine.pipelined() || outcome != executor::outcome::answered;
+    // Lambda mode has no sentinels at all (its logs are read by no OpenWhisk invoker; the
+    // launcher writes none there either), but each activation's lines still end with it.
+    const bool lambda = !settings_.lambda_runtime_api.empty();
+    const bool sentinels =
+        !lambda && (!engine.pipelined() || outcome != executor::outcome::answered);
     // The activation's lines first, its last line ended (the action's fd 2, and fd 1 in JSON
     // log mode, are pipes the proxy forwards: engine/output_pipe.hpp).
-    if (sentinels) engine.end_activation_logs();
+    if (sentinels || lambda) engine.end_activation_logs();
     if (outcome == executor::outcome::exited) {
         spdlog::warn("{}", engine.named("the action exited during the activation (" +
                                         engine.describe_exit() + ")"));

@@ -86,6 +86,9 @@ public:
     /// environment first. On a worker, with the turn held. Blocks.
     init_outcome init(const std::string& payload, const std::string& main,
                       const nlohmann::json& env);
+    /// Lambda mode: starts the workers on `bin_dir`/exec as it is (no build, no copy: the task
+    /// root is read-only there). Blocks; with the turn held.
+    init_outcome init_prebuilt(const std::string& bin_dir);
     void init_started() { ++inits_running_; }
     void init_finished();
 
@@ -129,8 +132,9 @@ private:
     struct shutting_down;
     using started_workers = std::vector<std::unique_ptr<executor>>;
     worker_count resolve_workers() const;
-    started_workers start_workers(const std::string& dir, unsigned count);
-    std::unique_ptr<executor> start_action(const std::string& dir, unsigned index, unsigned count);
+    started_workers start_workers(const std::string& bin_dir, unsigned count);
+    std::unique_ptr<executor> start_action(const std::string& bin_dir, unsigned index,
+                                           unsigned count);
     void install(started_workers started);
     void end_activation(const activation_engine& engine, executor::outcome outcome);
 

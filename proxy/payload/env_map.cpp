@@ -6,7 +6,7 @@
 namespace actionloop {
 
 env_map::env_map(const std::string& proxy_version, const std::string& execution_env,
-                 const std::string& wait_for_ack, char** environ_entries) {
+                 const std::string& wait_for_ack, char** environ_entries, bool whole_environment) {
     values_["__OW_PROXY_VERSION"] = proxy_version;
     if (!execution_env.empty()) values_["__OW_EXECUTION_ENV"] = execution_env;
     if (!wait_for_ack.empty()) values_["__OW_WAIT_FOR_ACK"] = wait_for_ack;
@@ -14,7 +14,7 @@ env_map::env_map(const std::string& proxy_version, const std::string& execution_
         const char* eq = std::strchr(*entry, '=');
         if (eq == nullptr) continue;
         std::string name(*entry, static_cast<size_t>(eq - *entry));
-        if (name.rfind("__OW_", 0) == 0) {
+        if (whole_environment || name.rfind("__OW_", 0) == 0) {
             values_[name] = eq + 1;  // whole value: upstream cut it at a second '='
         } else if (name == "PATH") {
             path_ = eq + 1;

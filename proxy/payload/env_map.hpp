@@ -14,9 +14,11 @@ namespace actionloop {
 
 class env_map {
 public:
-    /// Seeds the map from `environ`-style entries ("NAME=value").
+    /// Seeds the map from `environ`-style entries ("NAME=value"): the __OW_* ones, PATH and
+    /// HOME, or with `whole_environment` (Lambda mode) every one.
     env_map(const std::string& proxy_version, const std::string& execution_env,
-            const std::string& wait_for_ack, char** environ_entries);
+            const std::string& wait_for_ack, char** environ_entries,
+            bool whole_environment = false);
 
     /// Adds /init's env object: strings as they are, other values as compact JSON.
     /// Later calls override earlier values (the map persists across re-inits).
