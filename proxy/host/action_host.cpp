@@ -388,7 +388,9 @@ void action_host::end_activation(const activation_engine& engine, executor::outc
         spdlog::warn("{}", engine.named("the action exited during the activation (" +
                                         engine.describe_exit() + ")"));
     }
-    if (sentinels) write_sentinels();
+    // Lambda mode: the marks without the text (logging.cpp), which end the activation's
+    // records in JSON log mode.
+    if (sentinels || lambda) write_sentinels();
 }
 
 std::string action_host::compile_to_zip(const std::string& payload, const std::string& main,
