@@ -90,12 +90,14 @@ private:
 
 class local_api {
 public:
-    explicit local_api(std::vector<std::string> flags = {}) : port_(pick_free_port()) {
-        std::vector<std::string> argv = {ACTIONLOOP_LAMBDA_API_BIN, "-port", std::to_string(port_)};
-        argv.insert(argv.end(), flags.begin(), flags.end());
-        process_ = std::make_unique<child>(argv, path_only_env());
-        REQUIRE_MESSAGE(wait_until([&] { return port_accepts(port_); }, seconds(10)),
-                        process_->err());
+    explicit local_api(std::vector<std::string> flags = {})
+        : port_(pick_free_port()), flags_(std::move(flags)) {
+        start();
+    }
+    /// Stops it (SIGTERM) and starts it again on the same port.
+    void restart() {
+        process_.reset();
+        start();
     }
     int port() const { return port_; }
     std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
@@ -105,7 +107,16 @@ public:
     json stats() const { return json::parse(http_get(port_, "/_lambda-api/stats").body); }
 
 private:
+    void start() {
+        std::vector<std::string> argv = {ACTIONLOOP_LAMBDA_API_BIN, "-port", std::to_string(port_)};
+        argv.insert(argv.end(), flags_.begin(), flags_.end());
+        process_ = std::make_unique<child>(argv, path_only_env());
+        REQUIRE_MESSAGE(wait_until([&] { return port_accepts(port_); }, seconds(10)),
+                        process_->err());
+    }
+
     int port_;
+    std::vector<std::string> flags_;
     std::unique_ptr<child> process_;
 };
 
@@ -219,7 +230,7 @@ TEST_CASE("lambda: a crash is Runtime.ExitError with the backtrace, then a fresh
 }
 
 TEST_CASE(
-    "lambda: a missed deadline is Sandbox.Timedout; the process is replaced, polling goes on") {
+    "lambda: a missed deadline is Sandbox.Timedout, the process is replaced, polling goes on") {
     local_api api({"-timeout", "1"});
     auto runtime = start_runtime(api);
     const long before = invoke_json(api, json{{"pid", true}})["pid"];
@@ -285,14 +296,23 @@ TEST_CASE(
     CHECK(contains(too_many.err(), "AWS_LAMBDA_MAX_CONCURRENCY must be 1 to 64"));
 }
 
-TEST_CASE(
-    "lambda: an event that is not JSON never reaches the action; the API restarting is survived") {
+TEST_CASE("lambda: an event that is not JSON never reaches the action") {
     // The emulator checks nothing of the event, so this goes through to the runtime.
     local_api api;
     auto runtime = start_runtime(api);
     const http_reply bad = api.invoke("{\"a\":");
     CHECK(json::parse(bad.body)["errorType"] == "Runtime.InvalidEvent");
     CHECK(invoke_json(api, json{{"ok", 1}}) == json{{"ok", 1}});
+}
+
+TEST_CASE("lambda: the Runtime API going away and coming back is survived") {
+    local_api api;
+    auto runtime = start_runtime(api);
+    CHECK(invoke_json(api, json{{"before", 1}}) == json{{"before", 1}});
+    api.restart();  // the parked /next fails; the poller tries again until it is back
+    CHECK(invoke_json(api, json{{"after", 1}}) == json{{"after", 1}});
+    CHECK(contains(runtime->err(), "GET /2018-06-01/runtime/invocation/next failed"));
+    CHECK(runtime->wait_exit(milliseconds(0)) == -1);
 }
 
 TEST_CASE("lambda: AWS_LAMBDA_MAX_CONCURRENCY=4 parks 4 /next, never 5, and runs 4 at once") {

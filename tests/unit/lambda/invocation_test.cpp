@@ -44,7 +44,7 @@ TEST_CASE("lambda: the request line carries the event as value and the context f
     CHECK(line["lambda_cognito_identity"] == inv.cognito_identity);
 }
 
-TEST_CASE("lambda: events of every JSON type go to the action as they are; an empty one as {}") {
+TEST_CASE("lambda: events of every JSON type go to the action as they are, an empty one as {}") {
     for (const char* event : {R"("text")", "42", "-1.5e3", "true", "null", "[1,{\"a\":2}]"}) {
         invocation inv = sample();
         inv.event = event;
@@ -55,7 +55,7 @@ TEST_CASE("lambda: events of every JSON type go to the action as they are; an em
     CHECK(json::parse(request_line(empty))["value"] == json::object());
 }
 
-TEST_CASE("lambda: absent headers are absent fields; a deadline that is not a number is left out") {
+TEST_CASE("lambda: absent headers are absent fields, a deadline that is not a number is left out") {
     invocation inv;
     inv.request_id = "r1";
     inv.deadline_ms = "soon";
