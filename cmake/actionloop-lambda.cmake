@@ -32,13 +32,14 @@ function(actionloop_add_lambda name)
   endif()
   actionloop_add_action(${name} ${forwarded} ZIP ${action_zip})
 
+  # The zip is made again when lambda-zip, the proxy or bootstrap changes.
   if(TARGET actionloop_lambda_stage)
     set(tool ${ACTIONLOOP_STAGE_DIR}/bin/lambda-zip)
-    set(tool_depends actionloop_lambda_stage)
+    set(tool_depends actionloop_lambda_stage ${tool} proxy lambda_bootstrap)
   else()
     get_filename_component(prefix ${ACTIONLOOP_LAMBDA_CMAKE_DIR}/../../.. ABSOLUTE)
     set(tool ${prefix}/bin/lambda-zip)
-    set(tool_depends ${tool})
+    set(tool_depends ${tool} ${prefix}/bin/proxy ${prefix}/lib/actionloop/lambda/bootstrap)
     if(NOT EXISTS ${tool})
       message(FATAL_ERROR "actionloop_add_lambda(${name}): ${tool} is missing (actionloop-cpp "
                           "installs it beside the proxy on x86_64 and arm64)")

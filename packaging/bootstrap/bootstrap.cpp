@@ -1,8 +1,9 @@
 // bootstrap: the program AWS Lambda runs in an OS-only runtime (provided.al2023, provided.al2),
 // at the top of the zip lambda-zip makes. Linked statically, so that it needs nothing from the
-// system, not even a shell: it finds the task root (task_root.hpp), tells the proxy which
-// loader and libraries it runs with (ACTIONLOOP_LOADER, ACTIONLOOP_LIBRARY_PATH: the proxy
-// starts the action through the same, see proxy/engine/action_command.hpp), and replaces itself
+// system, not even a shell: it finds the task root (task_root.hpp; LAMBDA_TASK_ROOT is set to
+// it when it was not), tells the proxy which loader and libraries it runs with
+// (ACTIONLOOP_LOADER, ACTIONLOOP_LIBRARY_PATH: the proxy starts the action through the same,
+// see proxy/engine/action_command.hpp), and replaces itself
 // with `<root>/lib/<loader> --library-path <root>/lib <root>/bin/proxy <its own arguments>`.
 // Any failure: one line on stderr, exit status 127 (as a shell's "command not found").
 #include <limits.h>
@@ -55,8 +56,11 @@ int main(int argc, char** argv) {
         return fail("no proxy at " + plan.proxy + ": " + std::strerror(errno) + " (the task root " +
                     root + " must hold the zip made by lambda-zip, unpacked whole)");
     }
+    // LAMBDA_TASK_ROOT as well, when it was not set (a zip run by hand): the proxy finds the
+    // action there, and must find it beside this bootstrap.
     if (::setenv("ACTIONLOOP_LOADER", plan.loader.c_str(), 1) != 0 ||
-        ::setenv("ACTIONLOOP_LIBRARY_PATH", plan.library_path.c_str(), 1) != 0) {
+        ::setenv("ACTIONLOOP_LIBRARY_PATH", plan.library_path.c_str(), 1) != 0 ||
+        ::setenv("LAMBDA_TASK_ROOT", root.c_str(), 0) != 0) {
         return fail(std::string("cannot set the environment: ") + std::strerror(errno));
     }
     std::vector<char*> args;

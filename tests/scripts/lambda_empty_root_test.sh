@@ -7,7 +7,8 @@
 #     (no /proc), and starts the proxy through the zip's loader, passing its arguments on
 #     (-version);
 #   - the chain bootstrap -> loader -> proxy: the proxy's process is the zip's loader with
-#     --library-path /var/task/lib, its environment says ACTIONLOOP_LOADER; it takes an /init
+#     --library-path /var/task/lib, its environment says ACTIONLOOP_LOADER, and
+#     LAMBDA_TASK_ROOT, which bootstrap sets when it is not given; it takes an /init
 #     of the zip's exec (OpenWhisk mode, which needs no Runtime API) and starts it through the
 #     same loader, which answers /run;
 #   - bootstrap's failures (no loader, a task root without the zip) are one line and status 127.
@@ -41,7 +42,7 @@ echo "ok: bootstrap -version in the empty root, the task root from LAMBDA_TASK_R
 
 # The chain: the proxy (OpenWhisk mode on a free port) started by bootstrap through the loader.
 port=$(free_port)
-in_root LAMBDA_TASK_ROOT=/var/task OW_WAIT_FOR_ACK=1 -- /var/task/bootstrap -host 127.0.0.1 -port "$port" \
+in_root OW_WAIT_FOR_ACK=1 -- /var/task/bootstrap -host 127.0.0.1 -port "$port" \
     > "$work/proxy.log" 2>&1 &
 ns_pid=$!
 for _ in $(seq 200); do curl -s -o /dev/null "127.0.0.1:$port/" && break; sleep 0.05; done
@@ -54,6 +55,8 @@ tr '\0' '\n' < "/proc/$proxy_pid/environ" | grep -qx "ACTIONLOOP_LOADER=/var/tas
     fail "the proxy's environment: $(tr '\0' ' ' < "/proc/$proxy_pid/environ")"
 tr '\0' '\n' < "/proc/$proxy_pid/environ" | grep -qx "ACTIONLOOP_LIBRARY_PATH=/var/task/lib" ||
     fail "the proxy's environment: $(tr '\0' ' ' < "/proc/$proxy_pid/environ")"
+tr '\0' '\n' < "/proc/$proxy_pid/environ" | grep -qx "LAMBDA_TASK_ROOT=/var/task" ||
+    fail "bootstrap did not set LAMBDA_TASK_ROOT: $(tr '\0' ' ' < "/proc/$proxy_pid/environ")"
 (cd "$root/var/task" && zip -q "$work/action.zip" exec)
 base64 -w0 "$work/action.zip" | jq -Rs '{value:{code:.,binary:true,main:"main"}}' > "$work/init.json"
 init=$(curl -s -X POST --data-binary "@$work/init.json" "127.0.0.1:$port/init")

@@ -1,8 +1,8 @@
 #!/bin/bash
 # lambda_zip_api_test.sh LAMBDA_API ZIP: the Lambda zip end to end, as Lambda runs it. The local
 # Runtime API (LAMBDA_API, on a free loopback port) and the zip's bootstrap started in a root
-# file system that holds nothing but the zip's files (empty_root.sh: /var/task read-only, only
-# /proc mounted) with the environment Lambda gives a provided.al2023 function
+# file system that holds nothing but the zip's files (empty_root.sh: /var/task read-only, /proc
+# and a writable /tmp, as on Lambda) with the environment Lambda gives a provided.al2023 function
 # (AWS_LAMBDA_RUNTIME_API, LAMBDA_TASK_ROOT, _HANDLER, AWS_LAMBDA_FUNCTION_NAME, …). Invoked
 # through the emulator's POST /2015-03-31/functions/function/invocations, as the docs' curl
 # does: the hello answers each event, its process is the zip's loader running /var/task/exec,
@@ -42,7 +42,7 @@ for _ in $(seq 200); do
 done
 curl -s -o /dev/null "127.0.0.1:$port/" || fail "lambda-api did not listen on port $port"
 
-in_root AWS_LAMBDA_RUNTIME_API="127.0.0.1:$port" LAMBDA_TASK_ROOT=/var/task _HANDLER=main \
+in_root --tmp AWS_LAMBDA_RUNTIME_API="127.0.0.1:$port" LAMBDA_TASK_ROOT=/var/task _HANDLER=main \
     AWS_LAMBDA_FUNCTION_NAME=hello AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128 \
     AWS_LAMBDA_FUNCTION_VERSION='$LATEST' AWS_REGION=us-east-1 TZ=:UTC \
     -- /var/task/bootstrap > "$work/function.log" 2>&1 &
@@ -51,9 +51,9 @@ ns_pid=$!
 invoke() {  # EVENT: the answer's body
     curl -s -m 30 -X POST -d "$1" "127.0.0.1:$port/2015-03-31/functions/function/invocations"
 }
-answer=$(invoke '{"name":"Lambda"}')
+answer=$(invoke '{"name":"Lambda"}') || fail "the first invocation got no answer (curl: $?)"
 [ "$answer" = '{"greeting":"Hello, Lambda!"}' ] || fail "the first invocation answered: $answer"
-answer=$(invoke '{"name":"again"}')
+answer=$(invoke '{"name":"again"}') || fail "the second invocation got no answer (curl: $?)"
 [ "$answer" = '{"greeting":"Hello, again!"}' ] || fail "the second invocation answered: $answer"
 
 loader=$(cd "$root/var/task/lib" && ls ld-linux*)
