@@ -1,5 +1,6 @@
 # The installed CMake package: lib/cmake/actionloop/ holds actionloop-config.cmake (with its
-# version file), the exported launcher target actionloop::launcher and actionloop_add_action.
+# version file), the exported launcher target actionloop::launcher, actionloop_add_action and
+# actionloop_add_lambda.
 # Included by the top-level CMakeLists.txt after the launcher's targets exist.
 include(CMakePackageConfigHelpers)
 set(ACTIONLOOP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/actionloop)
@@ -12,4 +13,5 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/actionloop-config-version
 install(FILES ${PROJECT_BINARY_DIR}/actionloop-config.cmake
               ${PROJECT_BINARY_DIR}/actionloop-config-version.cmake
               ${PROJECT_SOURCE_DIR}/cmake/actionloop-action.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/actionloop-lambda.cmake
         DESTINATION ${ACTIONLOOP_CMAKE_DIR})

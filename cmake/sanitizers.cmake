@@ -30,11 +30,16 @@ function(actionloop_target_sanitizers target)
 endfunction()
 
 # actionloop_sanitize_targets_under(<dir>): actionloop_target_sanitizers() on every compiled
-# target defined in <dir> and its subdirectories.
+# target defined in <dir> and its subdirectories, but those with the property
+# ACTIONLOOP_NO_SANITIZERS set (the Lambda bootstrap, linked statically).
 function(actionloop_sanitize_targets_under dir)
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
   foreach(target IN LISTS targets)
     get_target_property(type ${target} TYPE)
+    get_target_property(skip ${target} ACTIONLOOP_NO_SANITIZERS)  # e.g. a static program
+    if(skip)
+      continue()
+    endif()
     if(type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY)$")
       actionloop_target_sanitizers(${target})
     endif()

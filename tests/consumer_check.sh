@@ -1,9 +1,10 @@
 #!/bin/bash
 # consumer_check.sh BUILD_DIR SOURCE_DIR: the installed CMake package builds an action.
 # `cmake --install` into a fresh prefix; configure and build examples/hello against it alone
-# (find_package(actionloop CONFIG REQUIRED) + actionloop_add_action), and an action with MAIN
-# and DATA; then /init each zip into the installed proxy started as the runtime image starts
-# it (the Dockerfile's ENV: OW_EXECUTION_ENV, OW_WAIT_FOR_ACK, ...) and check the answers.
+# (find_package(actionloop CONFIG REQUIRED) + actionloop_add_action), an action with MAIN
+# and DATA, and the hello's AWS Lambda zip (actionloop_add_lambda); then /init each OpenWhisk
+# zip into the installed proxy started as the runtime image starts it (the Dockerfile's ENV:
+# OW_EXECUTION_ENV, OW_WAIT_FOR_ACK, ...) and check the answers.
 set -euo pipefail
 build=$1
 source_dir=$2
@@ -88,6 +89,39 @@ case "$out" in
     *) echo "a wrong signature's build failed without naming the accepted ones:"; echo "$out"; exit 1 ;;
 esac
 
+# actionloop_add_lambda (x86_64 and arm64, where Lambda runs): the same hello as an AWS Lambda
+# zip, made by the installed lambda-zip with the installed proxy and bootstrap; its bootstrap
+# starts the packaged proxy through the zip's own loader and libraries.
+case "$(uname -m)" in
+x86_64 | aarch64)
+    for f in bin/lambda-zip lib/actionloop/lambda/bootstrap lib/cmake/actionloop/actionloop-lambda.cmake; do
+        [ -e "$prefix/$f" ] || { echo "missing from the install: $f"; exit 1; }
+    done
+    mkdir -p "$work/lambda"
+    cat > "$work/lambda/CMakeLists.txt" << 'CMAKE'
+cmake_minimum_required(VERSION 3.18)
+project(hello_lambda LANGUAGES CXX)
+find_package(actionloop CONFIG REQUIRED)
+actionloop_add_lambda(hello hello.cpp)
+CMAKE
+    cp "$source_dir/examples/hello/hello.cpp" "$work/lambda/"
+    if ! out=$(cmake -S "$work/lambda" -B "$work/lambda-build" -DCMAKE_PREFIX_PATH="$prefix" \
+                   -DCMAKE_BUILD_TYPE=Release 2>&1 && cmake --build "$work/lambda-build" 2>&1); then
+        echo "building a Lambda zip with actionloop_add_lambda failed:"; echo "$out"; exit 1
+    fi
+    lambda_zip=$work/lambda-build/hello.zip
+    entries=$(zip_names "$lambda_zip")
+    for entry in bootstrap bin/proxy exec lib/libc.so.6 lib/libstdc++.so.6; do
+        [[ " $entries " == *" $entry "* ]] || { echo "the Lambda zip has no $entry: $entries"; exit 1; }
+    done
+    mkdir -p "$work/lambda-task"
+    (cd "$work/lambda-task" && unzip -q "$lambda_zip")
+    version=$(env -u AWS_LAMBDA_RUNTIME_API LAMBDA_TASK_ROOT="$work/lambda-task" \
+        "$work/lambda-task/bootstrap" -version 2>&1) || { echo "the Lambda zip's bootstrap: $version"; exit 1; }
+    [[ $version == "OpenWhisk ActionLoop Proxy v"* ]] || { echo "the Lambda zip's bootstrap -version: $version"; exit 1; }
+    ;;
+esac
+
 # The proxy as the runtime image runs it: the ENV of the Dockerfile's last stage, the default
 # target (OW_EXECUTION_ENV is the image's name, EXECUTION_ENV's default; OW_COMPILER is this
 # prefix's compile), in a fresh directory.
@@ -141,4 +175,4 @@ init=$(init_zip "$greeter" handler)
 run=$(curl -s -X POST -d '{"value":{"name":"Steve"}}' "127.0.0.1:$port/run")
 [ "$run" = '{"es":2,"parsed":[1],"text":"Greetings, Steve"}' ] || { echo "greeter run: $run"; exit 1; }
 stop_proxy
-echo "consumer build ok: examples/hello, and an action with MAIN and DATA, against $prefix"
+echo "consumer build ok: examples/hello, an action with MAIN and DATA, and a Lambda zip, against $prefix"

@@ -25,9 +25,11 @@ int backtrace_syminfo(backtrace_state* state, std::uintptr_t addr,
 #endif
 #include <pthread.h>
 #include <signal.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -349,10 +351,30 @@ bool demangle_simple(const char* mangled, char* out, unsigned long size) {
     return true;
 }
 
+namespace {
+
+// The program's own file, for libbacktrace; null: its default, /proc/self/exe. A program the
+// kernel started is /proc/self/exe; one started through a dynamic loader named on the command
+// line (a Lambda zip's bundled loader, see the proxy's engine/action_command.hpp) has the
+// loader as /proc/self/exe, whose symbols would name every frame of the program wrongly, while
+// AT_EXECFN is the program as the loader was given it.
+const char* program_file() {
+    static char program[PATH_MAX];
+    const auto* execfn = reinterpret_cast<const char*>(::getauxval(AT_EXECFN));
+    if (execfn == nullptr || ::realpath(execfn, program) == nullptr) return nullptr;
+    char self[PATH_MAX];
+    const ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (length < 0) return program;  // no /proc: the default would find nothing either
+    self[length] = '\0';
+    return std::strcmp(self, program) == 0 ? nullptr : program;
+}
+
+}  // namespace
+
 void install_crash_report() {
     const char* off = std::getenv("ACTIONLOOP_NO_CRASH_REPORT");
     if (off != nullptr && std::strcmp(off, "1") == 0) return;
-    state = backtrace_create_state(nullptr, 1, on_error, nullptr);
+    state = backtrace_create_state(program_file(), 1, on_error, nullptr);
     // An alternate stack, so a stack overflow can be reported too (never freed: the process
     // keeps it to the end).
     static char alternate[256 * 1024];

@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "engine/action_command.hpp"
+
 namespace actionloop {
 namespace {
 
@@ -75,7 +77,9 @@ void executor::start() {
     pipe_pair input = make_pipe();
     pipe_pair output = make_pipe();
     spawn_request request;
-    request.argv = {options_.command};
+    // In a Lambda zip, through the zip's own loader and libraries (engine/action_command.hpp).
+    const std::optional<bundled_loader>& loader = bundled_loader_of_process();
+    request.argv = action_argv(options_.command, loader, loader && is_elf_file(options_.command));
     request.env = options_.env;
     request.stdin_fd = input.read_end.get();
     request.fd3 = output.write_end.get();
@@ -86,7 +90,7 @@ void executor::start() {
     try {
         child_ = spawn(request);
     } catch (const std::system_error& e) {
-        spdlog::debug("cannot exec {}: {}", options_.command, e.what());
+        spdlog::debug("cannot exec {}: {}", request.argv.front(), e.what());
         throw start_error("command exited");
     }
     // Our copies of the child's ends close now, so EOF on fd 3 means the child is gone.
