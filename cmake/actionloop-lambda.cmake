@@ -5,7 +5,7 @@
 # makes <name>.zip (in ${CMAKE_CURRENT_BINARY_DIR}, or at ZIP) with lambda-zip: the deployment
 # zip for AWS Lambda's OS-only runtimes (provided.al2023, provided.al2) holding bootstrap,
 # bin/proxy, the action's exec and data files, and lib/ with the dynamic loader and every
-# library they load (docs/LAMBDA-packaging.md), ready for
+# library they load (docs/LAMBDA.md), ready for
 # `aws lambda create-function --runtime provided.al2023 --handler <name> --zip-file fileb://<name>.zip …`.
 # The action's OpenWhisk zip is made on the way, as <name>.openwhisk.zip beside it.
 #

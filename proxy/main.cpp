@@ -196,7 +196,12 @@ void use_batch_scheduling() {
 void use_lambda_defaults(settings& config) {
     config.workers = std::to_string(config.lambda_concurrency);
     if (config.wait_for_ack.empty()) config.wait_for_ack = "1";
-    config.action_dir = (std::filesystem::temp_directory_path() / "actionloop-action").string();
+    // Only a dedicated image's baked code is built there; a zip's exec runs where it is, so a
+    // root without a temporary folder (TMPDIR unset and no /tmp) still serves.
+    std::error_code no_tmp;
+    const std::filesystem::path tmp = std::filesystem::temp_directory_path(no_tmp);
+    config.action_dir =
+        ((no_tmp ? std::filesystem::path("/tmp") : tmp) / "actionloop-action").string();
     // The deadline is Lambda's own: the timeout is reported at it, not 100 ms later.
     if (std::getenv("OW_DEADLINE_GRACE_MS") == nullptr) config.deadline_grace_ms = 0;
 }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # lambda_zip_test.sh LAMBDA_ZIP BUILT_ZIP FIXTURES: the Lambda deployment zip (packaging/,
-# docs/LAMBDA-packaging.md). LAMBDA_ZIP (the staged lambda-zip) packages the hello fixture;
+# docs/LAMBDA.md). LAMBDA_ZIP (the staged lambda-zip) packages the hello fixture;
 # its zip and BUILT_ZIP (the same hello by actionloop_add_lambda, tests/CMakeLists.txt) each
 # hold exactly bootstrap, bin/proxy, exec, the loader and the libraries ldd names for the proxy
 # and exec, and the packages' copyright files, with the modes Lambda needs: bootstrap static and
