@@ -357,6 +357,19 @@ TEST_CASE("lambda: SIGTERM finishes the invocation in flight, then the proxy exi
     CHECK(runtime->wait_exit(seconds(10)) == 0);
 }
 
+TEST_CASE("lambda: the same exec serves single-entrypoint mode too") {
+    proxy_process proxy(with_env({{"OW_WAIT_FOR_ACK", "1"}, {"__OW_RUNTIME_PLATFORM", "knative"}}));
+    const std::string exec = read_file(task_root() / "exec");
+    const json request = {{"init", {{"code", base64_encode(exec)}, {"binary", true}}},
+                          {"activation", json::object()},
+                          {"value", {{"name", "x"}}}};  // init and run in one request
+    const http_reply reply = proxy.post("/", request.dump());
+    CHECK(reply.status == 200);
+    const json echoed = json::parse(reply.body);  // the value, with the web fields added
+    CHECK(echoed["name"] == "x");
+    CHECK(echoed["__ow_method"] == "POST");
+}
+
 TEST_CASE("lambda: the same exec passes the OpenWhisk protocol too") {
     proxy_process proxy(with_env({{"OW_WAIT_FOR_ACK", "1"}}));
     const std::string exec = read_file(task_root() / "exec");
