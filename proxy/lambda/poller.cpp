@@ -125,9 +125,9 @@ void poller::serve(invocation inv) {
     std::string line = request_line(inv);
     host_.run(
         std::move(line), stop,
-        [self = shared_from_this(), inv = std::move(inv)](activation_result result) mutable {
-            post p = result_post(inv, result, self->host_.config().max_answer_bytes);
-            self->send(std::move(p), inv.invocation_id, result.line.size() > 0);
+        [self = shared_from_this(), inv = std::move(inv)](const activation_result& result) {
+            const post p = result_post(inv, result, self->host_.config().max_answer_bytes);
+            self->send(p, inv.invocation_id, !result.line.empty());
         },
         told_ms);
 }
@@ -135,7 +135,7 @@ void poller::serve(invocation inv) {
 // Posts the result, and (unless the proxy is draining) the next `/next` in the same write;
 // whatever the Runtime API answers to the post, the loop goes on (a 410 for an answer past the
 // deadline, a 400 for an id it forgot: logged, never fatal).
-void poller::send(post p, const std::string& invocation_id, bool retry_too_large) {
+void poller::send(const post& p, const std::string& invocation_id, bool retry_too_large) {
     header_list headers;
     if (!p.error_type.empty()) {
         headers.emplace_back("Lambda-Runtime-Function-Error-Type", p.error_type);

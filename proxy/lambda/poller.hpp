@@ -37,7 +37,7 @@ private:
     void poll();
     void on_next(const boost::system::error_code& ec, response& res);
     void serve(invocation inv);
-    void send(post p, const std::string& invocation_id, bool retry_too_large);
+    void send(const post& p, const std::string& invocation_id, bool retry_too_large);
     void too_large(const std::string& target, const std::string& invocation_id);
     void after_failure();
 

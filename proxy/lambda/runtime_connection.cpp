@@ -65,7 +65,8 @@ void runtime_connection::append_request(const char* method, const std::string& t
 void runtime_connection::get(const std::string& target, reply_fn done) {
     out_.clear();
     append_request("GET", target, nullptr, {});
-    waiting_.assign(1, std::move(done));
+    waiting_.clear();
+    waiting_.push_back(std::move(done));
     start();
 }
 
@@ -74,7 +75,8 @@ void runtime_connection::post(const std::string& target, const std::string& body
                               const std::string& then_get, reply_fn then_done) {
     out_.clear();
     append_request("POST", target, &body, headers);
-    waiting_.assign(1, std::move(done));
+    waiting_.clear();
+    waiting_.push_back(std::move(done));
     if (!then_get.empty()) {
         append_request("GET", then_get, nullptr, {});
         waiting_.push_back(std::move(then_done));

@@ -37,7 +37,12 @@ std::vector<std::string> env_map::for_action() const {
     out.reserve(values_.size() + 2);
     if (!path_.empty() && values_.count("PATH") == 0) out.push_back("PATH=" + path_);
     if (!home_.empty() && values_.count("HOME") == 0) out.push_back("HOME=" + home_);
-    for (const auto& [name, value] : values_) out.push_back(name + "=" + value);
+    for (const auto& [name, value] : values_) {
+        std::string entry;
+        entry.reserve(name.size() + 1 + value.size());
+        entry.append(name).append(1, '=').append(value);
+        out.push_back(std::move(entry));
+    }
     return out;
 }
 
