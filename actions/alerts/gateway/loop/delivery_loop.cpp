@@ -22,6 +22,9 @@ constexpr int LONGEST_WAIT_MS = 100;  // SIGTERM is seen within it
 // polls its socket), so this only sets how often an idle gateway asks again.
 constexpr int READ_BLOCK_MS = 1000;
 constexpr std::size_t CLAIM_BATCH = 100;
+// Held entries claimed again per turn of the loop: one XCLAIM … JUSTID command, about a
+// millisecond of Redis (refresh_schedule.hpp).
+constexpr std::size_t REFRESH_PER_TURN = 1000;
 
 double wall_seconds() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
@@ -69,6 +72,8 @@ delivery_loop::delivery_loop(const options& settings, const std::atomic<bool>& s
       ledger_(specs_of(settings),
               retry_policy{settings.max_attempts, settings.backoff_first, settings.backoff_max},
               ledger_limits{settings.window, settings.max_held, settings.concurrency}),
+      refreshes_(std::clamp(settings.claim_after / 3, milliseconds(100), milliseconds(10000)),
+                 REFRESH_PER_TURN),
       transport_(settings.timeout,
                  static_cast<long>(settings.concurrency) * static_cast<long>(target_names_.size())),
       metrics_(target_names_) {}
@@ -207,8 +212,6 @@ void delivery_loop::talk_to_redis(steady_time now) {
 void delivery_loop::housekeeping(steady_time now) {
     const milliseconds claim_every =
         std::clamp(settings_.claim_after / 4, milliseconds(100), milliseconds(5000));
-    const milliseconds keep_alive_every =
-        std::clamp(settings_.claim_after / 3, milliseconds(100), milliseconds(10000));
     if (now >= next_claim_) {
         next_claim_ = now + claim_every;
         std::string cursor = "0-0";
@@ -218,10 +221,10 @@ void delivery_loop::housekeeping(steady_time now) {
             if (cursor == "0-0" || cursor.empty()) break;
         }
     }
-    if (now >= next_keep_alive_) {
-        next_keep_alive_ = now + keep_alive_every;
-        outbox_.keep_alive(ledger_.held_ids());
-    }
+    // The held entries due for it, at most one command's worth a turn (refresh_schedule.hpp).
+    const std::vector<std::string> due =
+        refreshes_.due(now, [this](const std::string& id) { return ledger_.holds(id); });
+    if (!due.empty()) outbox_.keep_alive(due);
     if (now >= next_backlog_) {
         next_backlog_ = now + milliseconds(1000);
         const group_backlog backlog = outbox_.backlog();
@@ -325,8 +328,10 @@ void delivery_loop::take(const std::vector<outbox_record>& records, bool claimed
         auto progress = outbox_.progress_of(ids);
         for (std::size_t i = 0; i < fresh.size(); ++i) fresh[i].progress = std::move(progress[i]);
     }
+    const steady_time now = steady::now();
     for (new_entry& entry : fresh) {
         (claimed ? metrics_.claimed : metrics_.read)->Increment();
+        refreshes_.taken(entry.id, now);
         ledger_.add(std::move(entry));
     }
     report_events();

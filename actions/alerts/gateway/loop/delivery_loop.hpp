@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gateway/ledger/delivery_ledger.hpp"
+#include "gateway/ledger/refresh_schedule.hpp"
 #include "gateway/options.hpp"
 #include "gateway/outbox/outbox_stream.hpp"
 #include "gateway/report/gateway_metrics.hpp"
@@ -66,13 +67,15 @@ private:
     std::size_t asked_ = 0;  // how many entries the open read may bring
     steady_time answer_due_{};
     delivery_ledger ledger_;
+    // When each held entry is claimed again: every --claim-after / 3 (0.1 to 10 s) from when
+    // it was taken, one command (1,000 ids) a turn.
+    refresh_schedule refreshes_;
     curl_transport transport_;
     gateway_metrics metrics_;
     bool stopping_ = false;
     steady_time redis_retry_at_{};
     steady_time last_redis_log_{};
     steady_time next_claim_{};
-    steady_time next_keep_alive_{};
     steady_time next_backlog_{};
     memory_watch memory_watch_{std::chrono::seconds(10)};
 };
