@@ -134,11 +134,18 @@ class runner:
         read_end, self.control = os.pipe()
         os.dup2(read_end, CONTROL_FD)
         os.close(read_end)
-        self.shell_log = open(os.path.join(self.repo, "..", "shell.log"), "w+")
-        self.shell = subprocess.Popen(["bash", "-c", SHELL], cwd=self.repo, env=self.env,
-                                      stdin=subprocess.DEVNULL, stdout=self.shell_log,
-                                      stderr=subprocess.STDOUT, pass_fds=(CONTROL_FD,),
-                                      start_new_session=True)
+        # The shell writes through an open file of its own (appending), and this reads
+        # through another: with one shared, this side's seek moved the offset the shell's next
+        # write landed at, so a block's done marker could overwrite the block's output and the
+        # wait for it never ended (seen once in CI, docs_actions_alerts_README).
+        path = os.path.join(self.repo, "..", "shell.log")
+        with open(path, "ab") as out:
+            out.truncate(0)
+            self.shell = subprocess.Popen(["bash", "-c", SHELL], cwd=self.repo, env=self.env,
+                                          stdin=subprocess.DEVNULL, stdout=out,
+                                          stderr=subprocess.STDOUT, pass_fds=(CONTROL_FD,),
+                                          start_new_session=True)
+        self.shell_log = open(path, "r")
         os.close(CONTROL_FD)
         self.shown = 0
 
