@@ -70,7 +70,9 @@ std::string action_builder::build(const std::string& dir, const std::string& pay
 
 std::optional<std::string> action_builder::check_execution_env(const std::string& dir) const {
     if (settings_.execution_env.empty()) return std::nullopt;
-    const std::string path = "./" + dir + "/bin/exec.env";
+    // Upstream's "./action/N/…" for the usual relative folder; an absolute one (Lambda mode's
+    // under TMPDIR) as it is: "./" + "/tmp/…" would be a path relative to the cwd.
+    const std::string path = (dir.rfind('/', 0) == 0 ? "" : "./") + dir + "/bin/exec.env";
     std::ifstream file(path);
     if (!file) {
         // Upstream's words, then what to do: a zip compiled without OW_EXECUTION_ENV (the
