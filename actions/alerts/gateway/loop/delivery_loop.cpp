@@ -25,6 +25,8 @@ constexpr std::size_t CLAIM_BATCH = 100;
 // Held entries claimed again per turn of the loop: one XCLAIM … JUSTID command, about a
 // millisecond of Redis (refresh_schedule.hpp).
 constexpr std::size_t REFRESH_PER_TURN = 1000;
+// How long progress alone may wait to share a round trip with more (write_pacing.hpp).
+constexpr milliseconds PROGRESS_DELAY(50);
 
 double wall_seconds() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
@@ -74,6 +76,7 @@ delivery_loop::delivery_loop(const options& settings, const std::atomic<bool>& s
               ledger_limits{settings.window, settings.max_held, settings.concurrency}),
       refreshes_(std::clamp(settings.claim_after / 3, milliseconds(100), milliseconds(10000)),
                  REFRESH_PER_TURN),
+      pacing_(PROGRESS_DELAY),
       transport_(settings.timeout,
                  static_cast<long>(settings.concurrency) * static_cast<long>(target_names_.size())),
       metrics_(target_names_) {}
@@ -289,12 +292,13 @@ std::size_t delivery_loop::free_room() const {
 }
 
 // Until the next thing to do: at once when sends are ready; else up to the next retry, the
-// end of a pause after a Redis error, or LONGEST_WAIT_MS.
+// progress waiting to be written, the end of a pause after a Redis error, or LONGEST_WAIT_MS.
 int delivery_loop::wait_ms(steady_time now) const {
     if (!stopping_ && ledger_.has_sends_ready()) return 0;
     steady_time until = now + milliseconds(LONGEST_WAIT_MS);
     if (const auto wake = ledger_.next_wake(); wake && !stopping_) until = std::min(until, *wake);
     if (redis_retry_at_ > now) until = std::min(until, redis_retry_at_);
+    if (const auto write = pacing_.next_due()) until = std::min(until, *write);
     const auto left = std::chrono::duration_cast<milliseconds>(until - now).count();
     return static_cast<int>(std::clamp<long long>(left, 0, LONGEST_WAIT_MS));
 }
@@ -351,8 +355,9 @@ void delivery_loop::set_aside(const outbox_record& record, const std::string& pr
 
 void delivery_loop::write_out() {
     const ledger_writes writes = ledger_.take_writes();
-    if (writes.empty()) return;
+    if (!pacing_.due(writes, steady::now(), stopping_)) return;
     const long long dropped = outbox_.write(writes, settings_.dead_letter_max);
+    pacing_.written();
     ledger_.writes_done(writes);
     metrics_.acked->Increment(static_cast<double>(writes.acknowledge.size()));
     if (dropped > 0) metrics_.dead_letters_dropped->Increment(static_cast<double>(dropped));

@@ -16,6 +16,7 @@
 
 #include "gateway/ledger/delivery_ledger.hpp"
 #include "gateway/ledger/refresh_schedule.hpp"
+#include "gateway/ledger/write_pacing.hpp"
 #include "gateway/options.hpp"
 #include "gateway/outbox/outbox_stream.hpp"
 #include "gateway/report/gateway_metrics.hpp"
@@ -70,6 +71,7 @@ private:
     // When each held entry is claimed again: every --claim-after / 3 (0.1 to 10 s) from when
     // it was taken, one command (1,000 ids) a turn.
     refresh_schedule refreshes_;
+    write_pacing pacing_;
     curl_transport transport_;
     gateway_metrics metrics_;
     bool stopping_ = false;

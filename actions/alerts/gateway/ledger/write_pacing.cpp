@@ -1,0 +1,21 @@
+// write_pacing.cpp — see write_pacing.hpp.
+#include "gateway/ledger/write_pacing.hpp"
+
+namespace alerts::gateway {
+
+bool write_pacing::due(const ledger_writes& writes, time_point now, bool stopping) {
+    if (writes.empty()) {
+        first_waiting_.reset();
+        return false;
+    }
+    if (stopping || !writes.acknowledge.empty() || !writes.dead_letters.empty()) return true;
+    if (!first_waiting_) first_waiting_ = now;
+    return now - *first_waiting_ >= delay_;
+}
+
+std::optional<write_pacing::time_point> write_pacing::next_due() const {
+    if (!first_waiting_) return std::nullopt;
+    return *first_waiting_ + delay_;
+}
+
+}  // namespace alerts::gateway
