@@ -1,13 +1,6 @@
 // curl_transport.cpp — see curl_transport.hpp.
 #include "gateway/transport/curl_transport.hpp"
 
-#include <poll.h>
-#include <sys/epoll.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <array>
-#include <cerrno>
 #include <stdexcept>
 
 #include "gateway/transport/attempt_outcome.hpp"
@@ -39,17 +32,9 @@ std::string transport_error(CURLcode code, const transfer& item) {
 }  // namespace
 
 curl_transport::curl_transport(std::chrono::milliseconds timeout, long connection_cache)
-    : multi_(curl_multi_init()), epoll_(epoll_create1(EPOLL_CLOEXEC)), timeout_(timeout) {
-    if (!multi_ || epoll_ < 0) {
-        if (multi_) curl_multi_cleanup(multi_);
-        if (epoll_ >= 0) close(epoll_);
-        throw std::runtime_error("cannot start libcurl");
-    }
+    : multi_(curl_multi_init()), timeout_(timeout) {
+    if (!multi_) throw std::runtime_error("cannot start libcurl");
     curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, connection_cache);
-    curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, watch_socket);
-    curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
-    curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, set_timer);
-    curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
 }
 
 curl_transport::~curl_transport() {
@@ -59,48 +44,6 @@ curl_transport::~curl_transport() {
     }
     for (CURL* easy : idle_handles_) curl_easy_cleanup(easy);
     curl_multi_cleanup(multi_);
-    close(epoll_);
-}
-
-// libcurl's socket callback: which of a transfer's sockets to watch, for what.
-int curl_transport::watch_socket(CURL*, curl_socket_t socket, int what, void* self, void*) {
-    const int epoll = static_cast<curl_transport*>(self)->epoll_;
-    if (what == CURL_POLL_REMOVE) {
-        epoll_ctl(epoll, EPOLL_CTL_DEL, socket, nullptr);  // already gone when it was closed
-        return 0;
-    }
-    epoll_event event{};
-    event.events = (what == CURL_POLL_IN || what == CURL_POLL_INOUT ? EPOLLIN : 0u) |
-                   (what == CURL_POLL_OUT || what == CURL_POLL_INOUT ? EPOLLOUT : 0u);
-    event.data.fd = socket;
-    if (epoll_ctl(epoll, EPOLL_CTL_MOD, socket, &event) != 0 && errno == ENOENT) {
-        epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event);
-    }
-    return 0;
-}
-
-// libcurl's timer callback: -1 clears the timer, else its work is due in `milliseconds`
-// (0: as soon as possible, which collect() or the next wait() does, never from here).
-int curl_transport::set_timer(CURLM*, long milliseconds, void* self) {
-    auto& transport = *static_cast<curl_transport*>(self);
-    if (milliseconds < 0) {
-        transport.timer_due_.reset();
-    } else {
-        transport.timer_due_ =
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(milliseconds);
-    }
-    return 0;
-}
-
-void curl_transport::act(curl_socket_t socket, int events) {
-    int running = 0;
-    curl_multi_socket_action(multi_, socket, events, &running);
-}
-
-void curl_transport::run_due_timer() {
-    if (!timer_due_ || *timer_due_ > std::chrono::steady_clock::now()) return;
-    timer_due_.reset();
-    act(CURL_SOCKET_TIMEOUT, 0);
 }
 
 CURL* curl_transport::easy_handle() {
@@ -172,7 +115,8 @@ void curl_transport::begin(CURL* easy, std::unique_ptr<transfer> item, const std
 }
 
 std::vector<delivery_report> curl_transport::collect() {
-    run_due_timer();
+    int running = 0;
+    curl_multi_perform(multi_, &running);
     std::vector<delivery_report> reports;
     int left = 0;
     while (CURLMsg* message = curl_multi_info_read(multi_, &left)) {
@@ -197,42 +141,14 @@ delivery_report curl_transport::finish(CURL* easy, CURLcode code) {
     return report;
 }
 
-// At most `milliseconds`, and no later than libcurl's timer.
-int curl_transport::timer_left(int milliseconds) const {
-    if (!timer_due_) return milliseconds;
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-        *timer_due_ - std::chrono::steady_clock::now());
-    return static_cast<int>(std::clamp<long long>(left.count(), 0, milliseconds));
-}
-
-// The sockets epoll reports ready (waiting up to `timeout_ms`), each handed to libcurl.
-void curl_transport::dispatch_ready(int timeout_ms) {
-    std::array<epoll_event, 64> events{};
-    const int ready =
-        epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), timeout_ms);
-    for (int i = 0; i < ready; ++i) {
-        const std::uint32_t got = events[static_cast<std::size_t>(i)].events;
-        const int flags = ((got & EPOLLIN) ? CURL_CSELECT_IN : 0) |
-                          ((got & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
-                          ((got & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
-        act(events[static_cast<std::size_t>(i)].data.fd, flags);
-    }
-}
-
 bool curl_transport::wait(int milliseconds, int extra_fd) {
-    const int timeout_ms = timer_left(milliseconds);
-    bool extra_ready = false;
-    if (extra_fd < 0) {
-        dispatch_ready(timeout_ms);
-    } else {  // one poll on the epoll set and the extra descriptor: no registration to undo
-        std::array<pollfd, 2> fds{pollfd{epoll_, POLLIN, 0}, pollfd{extra_fd, POLLIN, 0}};
-        if (poll(fds.data(), fds.size(), timeout_ms) > 0) {
-            if (fds[0].revents & POLLIN) dispatch_ready(0);
-            extra_ready = (fds[1].revents & (POLLIN | POLLERR | POLLHUP)) != 0;
-        }
+    curl_waitfd extra{extra_fd, CURL_WAIT_POLLIN, 0};
+    const unsigned int extras = extra_fd >= 0 ? 1 : 0;
+    if (curl_multi_poll(multi_, extras ? &extra : nullptr, extras, milliseconds, nullptr) !=
+        CURLM_OK) {
+        return false;
     }
-    run_due_timer();
-    return extra_ready;
+    return (extra.revents & CURL_WAIT_POLLIN) != 0;
 }
 
 }  // namespace alerts::gateway

@@ -2,11 +2,6 @@
 // e-mail per notification over SMTP (STARTTLS when offered or required, credentials, each
 // refused recipient reported on its own) and a POST per webhook. Knows nothing of Redis or
 // retries: it starts what it is given and reports each end as an attempt_result.
-// Event-driven (libcurl's socket interface): libcurl tells which sockets to watch and when its
-// next timeout is; an epoll set holds the sockets, and only a transfer whose socket is ready
-// (or whose timer is due) is moved on. curl_multi_perform would visit every transfer on every
-// wake-up, and check each one's socket with a poll(2) of its own: 64 transfers stuck on a
-// hanging webhook cost every other target's deliveries 64 system calls per wake-up.
 #pragma once
 
 #include <curl/curl.h>
@@ -14,7 +9,6 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -49,12 +43,10 @@ public:
 
     void send_email(delivery_request request, const smtp_target& smtp, const std::string& from);
     void send_webhook(delivery_request request, const webhook_target& webhook);
-    /// Runs libcurl's timeout work when it is due (new transfers start there); returns the
-    /// transfers that ended since the last call.
+    /// Moves every transfer on; returns those that ended.
     std::vector<delivery_report> collect();
-    /// Waits for activity on a transfer's socket, libcurl's next timeout, or `extra_fd`
-    /// (unless -1) to be readable, at most `milliseconds`; moves on the transfers whose
-    /// sockets are ready; returns whether `extra_fd` is readable.
+    /// Waits for activity on a transfer or for `extra_fd` (unless -1) to be readable, at most
+    /// `milliseconds`; returns whether `extra_fd` is readable.
     bool wait(int milliseconds, int extra_fd = -1);
     int in_flight() const { return static_cast<int>(transfers_.size()); }
 
@@ -62,16 +54,8 @@ private:
     CURL* easy_handle();
     void begin(CURL* easy, std::unique_ptr<transfer> item, const std::string& url);
     delivery_report finish(CURL* easy, CURLcode code);
-    static int watch_socket(CURL* easy, curl_socket_t socket, int what, void* self, void*);
-    static int set_timer(CURLM* multi, long milliseconds, void* self);
-    void act(curl_socket_t socket, int events);
-    void run_due_timer();
-    int timer_left(int milliseconds) const;
-    void dispatch_ready(int timeout_ms);
 
     CURLM* multi_ = nullptr;
-    int epoll_ = -1;
-    std::optional<std::chrono::steady_clock::time_point> timer_due_;  // libcurl's timeout
     std::chrono::milliseconds timeout_;
     std::unordered_map<CURL*, std::unique_ptr<transfer>> transfers_;
     std::vector<CURL*> idle_handles_;
