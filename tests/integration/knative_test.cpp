@@ -4,6 +4,7 @@
 // and #! scripts; exact statuses, bodies and headers.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <string>
 
 #include "archive_builder.hpp"
@@ -192,8 +193,14 @@ TEST_CASE("knative: dedicated C++ source from __OW_ACTION_*: status, headers, co
     CHECK(reply.header("access-control-allow-origin") == "*");
     check_error(proxy.post("/", json{{"init", init_of("x")}}.dump()), 500,
                 "internal error during request processing.");
-    CHECK(proxy.stderr_text().find("Cannot initialize a runtime with a dedicated function.") !=
-          std::string::npos);
+    // The line reaches the proxy's stderr file after the reply: waited for, not read at once.
+    CHECK(wait_until(
+        [&] {
+            return proxy.stderr_text().find(
+                       "Cannot initialize a runtime with a dedicated function.") !=
+                   std::string::npos;
+        },
+        std::chrono::seconds(5)));
     // A given action_name wins over __OW_ACTION_NAME.
     const json named = {{"activation", {{"action_name", "/other/name"}}}};
     CHECK(proxy.post("/", named.dump()).header("x-action") == "/other/name");
