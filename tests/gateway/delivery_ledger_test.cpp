@@ -137,6 +137,24 @@ TEST_CASE("a permanent refusal is dead-lettered at once, the entry is acked with
     CHECK(writes.forget_progress.empty());  // no hash was ever written
 }
 
+TEST_CASE("pending(): none, progress alone, or urgent (an acknowledgement or a dead letter)") {
+    using alerts::gateway::pending_writes;
+    fake_clock clock;
+    auto ledger = make_ledger();
+    CHECK(ledger.pending() == pending_writes::none);
+    ledger.add(entry_of("1-0"));
+    ledger.add(entry_of("2-0"));
+    REQUIRE(ledger.take_sends().size() == 4);
+    ledger.record("1-0", EMAIL, accepted(), clock.now);  // the hook still owes it: progress
+    CHECK(ledger.pending() == pending_writes::progress_only);
+    ledger.record("2-0", HOOK, {verdict::permanent, "HTTP 404", {}}, clock.now);  // a letter
+    CHECK(ledger.pending() == pending_writes::urgent);
+    ledger.writes_done(ledger.take_writes());
+    CHECK(ledger.pending() == pending_writes::none);
+    ledger.record("1-0", HOOK, accepted(), clock.now);  // complete: an acknowledgement
+    CHECK(ledger.pending() == pending_writes::urgent);
+}
+
 TEST_CASE("writes that failed are offered again, unchanged") {
     fake_clock clock;
     auto ledger = make_ledger();

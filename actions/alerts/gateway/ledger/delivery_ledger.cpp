@@ -389,6 +389,18 @@ ledger_writes delivery_ledger::take_writes() const {
     return writes;
 }
 
+pending_writes delivery_ledger::pending() const {
+    if (!letters_.empty() || !unusable_.empty()) return pending_writes::urgent;
+    bool progress = false;
+    for (const std::string& id : changed_) {
+        const auto found = entries_.find(id);
+        if (found == entries_.end()) continue;
+        if (all_final(found->second)) return pending_writes::urgent;
+        progress = true;
+    }
+    return progress ? pending_writes::progress_only : pending_writes::none;
+}
+
 void delivery_ledger::writes_done(const ledger_writes& writes) {
     letters_.clear();
     unusable_.clear();

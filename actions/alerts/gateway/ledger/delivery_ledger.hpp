@@ -111,6 +111,9 @@ struct ledger_writes {
     bool empty() const { return dead_letters.empty() && progress.empty() && acknowledge.empty(); }
 };
 
+/// What take_writes() would return, without building it (write_pacing.hpp decides by it).
+enum class pending_writes { none, progress_only, urgent };  // urgent: dead letters or acks
+
 struct ledger_limits {
     std::size_t window_per_target = 4096;  // entries one target works on at once
     std::size_t max_held = 65536;          // entries held in all (parked ones included)
@@ -153,6 +156,8 @@ public:
     std::vector<ledger_event> take_events();
     /// The writes due now (the same again until writes_done()).
     ledger_writes take_writes() const;
+    /// Their kind, in one pass over the changed entries and no copies.
+    pending_writes pending() const;
     /// They are in Redis: acknowledged entries are forgotten.
     void writes_done(const ledger_writes& writes);
 

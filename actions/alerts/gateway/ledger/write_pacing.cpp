@@ -3,12 +3,12 @@
 
 namespace alerts::gateway {
 
-bool write_pacing::due(const ledger_writes& writes, time_point now, bool stopping) {
-    if (writes.empty()) {
+bool write_pacing::due(pending_writes writes, time_point now, bool stopping) {
+    if (writes == pending_writes::none) {
         first_waiting_.reset();
         return false;
     }
-    if (stopping || !writes.acknowledge.empty() || !writes.dead_letters.empty()) return true;
+    if (stopping || writes == pending_writes::urgent) return true;
     if (!first_waiting_) first_waiting_ = now;
     return now - *first_waiting_ >= delay_;
 }

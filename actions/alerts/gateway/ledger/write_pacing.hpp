@@ -24,8 +24,8 @@ public:
 
     explicit write_pacing(std::chrono::milliseconds delay) : delay_(delay) {}
 
-    /// Whether `writes` (the ledger's take_writes()) are to be written now.
-    bool due(const ledger_writes& writes, time_point now, bool stopping);
+    /// Whether the writes pending (the ledger's pending()) are to be written now.
+    bool due(pending_writes writes, time_point now, bool stopping);
     /// They were written: the next progress waits from its own time.
     void written() { first_waiting_.reset(); }
     /// When the progress waiting is due, if any waits.

@@ -354,8 +354,8 @@ void delivery_loop::set_aside(const outbox_record& record, const std::string& pr
 }
 
 void delivery_loop::write_out() {
+    if (!pacing_.due(ledger_.pending(), steady::now(), stopping_)) return;
     const ledger_writes writes = ledger_.take_writes();
-    if (!pacing_.due(writes, steady::now(), stopping_)) return;
     const long long dropped = outbox_.write(writes, settings_.dead_letter_max);
     pacing_.written();
     ledger_.writes_done(writes);
