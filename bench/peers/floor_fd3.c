@@ -6,8 +6,12 @@
  *
  *   - SENTINELS=1 in its environment: the end-of-activation sentinel on stdout and on stderr
  *     after each activation, one write(2) each, before the answers, as the C++ launcher
- *     writes them when pipelined (exact log boundaries: each activation's logs between its
- *     own sentinels);
+ *     wrote them when pipelined before issue 39 (exact log boundaries: each activation's logs
+ *     between its own sentinels);
+ *   - SENTINELS=batch: the same sentinels, but those of one read's activations in one
+ *     write(2) per stream, before their answers, as the launcher now writes a batch (still
+ *     exact: this action logs nothing, and the launcher keeps each activation's lines before
+ *     its own sentinel in the same buffer);
  *   - without it, no sentinel at all: OpenWhisk's log collection would wait for them, so
  *     this is a measurement, never a way to run an action.
  * Request lines split across reads are counted when their newline arrives. Exits 0 at the end
@@ -36,11 +40,14 @@ static int write_all(int fd, const char* data, size_t size) {
 
 static char input[1 << 16];
 static char answers[(sizeof input) * (sizeof ANSWER - 1)];
+static char marks[(sizeof input) * (sizeof SENTINEL - 1)];
 
 int main(void) {
     const char* ack = getenv("__OW_WAIT_FOR_ACK");
     const char* offer = getenv("ACTIONLOOP_PIPELINE");
-    const int sentinels = getenv("SENTINELS") != NULL;
+    const char* mode = getenv("SENTINELS");
+    const int sentinels = mode != NULL && strcmp(mode, "batch") != 0;
+    const int batched = mode != NULL && strcmp(mode, "batch") == 0;
     if (ack != NULL && *ack != '\0') {
         const char* line = offer != NULL && strcmp(offer, "1") == 0
                                ? "{\"ok\":true,\"pipeline\":true}\n"
@@ -59,6 +66,14 @@ int main(void) {
             }
             memcpy(answers + size, ANSWER, sizeof ANSWER - 1);
             size += sizeof ANSWER - 1;
+        }
+        if (batched && size > 0) {
+            const size_t count = size / (sizeof ANSWER - 1);
+            for (size_t i = 0; i < count; ++i) {
+                memcpy(marks + i * (sizeof SENTINEL - 1), SENTINEL, sizeof SENTINEL - 1);
+            }
+            const size_t bytes = count * (sizeof SENTINEL - 1);
+            if (write_all(1, marks, bytes) != 0 || write_all(2, marks, bytes) != 0) return 1;
         }
         if (size > 0 && write_all(3, answers, size) != 0) return 1;
     }

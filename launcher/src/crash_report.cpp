@@ -184,6 +184,8 @@ void print_backtrace(int skip) {
 
 void on_alarm(int) { die_of(first_signal != 0 ? first_signal : SIGABRT); }
 
+void (*crash_flush)() = nullptr;
+
 void on_crash(int sig, siginfo_t* info, void*) {
     const pid_t self = static_cast<pid_t>(::syscall(SYS_gettid));
     pid_t none = 0;
@@ -200,6 +202,7 @@ void on_crash(int sig, siginfo_t* info, void*) {
     sigemptyset(&alarm_action.sa_mask);
     ::sigaction(SIGALRM, &alarm_action, nullptr);
     ::alarm(REPORT_SECONDS);
+    if (crash_flush != nullptr) crash_flush();
     line_out out;
     out.text("actionloop: the action crashed: ").text(signal_name(sig));
     if (sig == SIGSEGV || sig == SIGBUS) {
@@ -370,6 +373,8 @@ const char* program_file() {
 }
 
 }  // namespace
+
+void set_crash_flush(void (*flush)()) { crash_flush = flush; }
 
 void install_crash_report() {
     const char* off = std::getenv("ACTIONLOOP_NO_CRASH_REPORT");

@@ -20,6 +20,11 @@ namespace actionloop {
 /// Once, before serving; ACTIONLOOP_NO_CRASH_REPORT=1 in the environment turns it off.
 void install_crash_report();
 
+/// Called by the handler first, before the report: writes out what the launcher holds (the
+/// answers and logs of a batch, answer_writer.hpp) so the report follows them. It must not
+/// wait for a lock (the crash may be inside the holder).
+void set_crash_flush(void (*flush)());
+
 /// Demangles an Itanium C++ name without allocating (for the signal handler): functions in
 /// namespaces and classes, constructors and destructors, template arguments shown as <…>,
 /// clone suffixes dropped. Writes at most `size` - 1 chars and a NUL into `out`; returns

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <streambuf>
 
+#include <ext/stdio_sync_filebuf.h>
+
 #include <actionloop/detail/json_scan.hpp>
 
 #include "activation.hpp"
@@ -301,18 +303,34 @@ public:
     output_lines(const output_lines&) = delete;
     output_lines& operator=(const output_lines&) = delete;
 
-    // Ends the line the activation left open on stdout and on stderr (after the flushes).
-    void end_open_lines(int stdout_fd, int stderr_fd) {
-        if (out_open_ && ::write(stdout_fd, "\n", 1) == 1) out_open_ = false;
-        if (err_open_ && ::write(stderr_fd, "\n", 1) == 1) err_open_ = false;
+    // Ends the line the activation left open on stdout and on stderr, through stdio (where
+    // the iostreams' text went, in order).
+    void end_open_lines() {
+        if (out_open_ && std::fputc('\n', stdout) != EOF) out_open_ = false;
+        if (err_open_ && std::fputc('\n', stderr) != EOF) err_open_ = false;
+    }
+
+    // True while std::cout, std::cerr and std::clog write straight into stdio's stdout and
+    // stderr (libstdc++'s synchronised buffers, the default) through our trackers: then what
+    // the action writes with them is in order with printf and our sentinels without a flush of
+    // theirs. False after std::ios::sync_with_stdio(false) or a stream given another buffer.
+    bool through_stdio() const {
+        return through_stdio_ && std::cout.rdbuf() == &out_ && std::cerr.rdbuf() == &err_ &&
+               std::clog.rdbuf() == &log_;
     }
 
 private:
+    static bool synchronised(std::streambuf* buffer) {
+        return dynamic_cast<__gnu_cxx::stdio_sync_filebuf<char>*>(buffer) != nullptr;
+    }
+
     bool out_open_ = false;
     bool err_open_ = false;
     line_tracker out_;
     line_tracker err_;
     line_tracker log_;
+    bool through_stdio_ = synchronised(out_.inner()) && synchronised(err_.inner()) &&
+                          synchronised(log_.inner());
 };
 
 // Serves request lines with handle(line, answer) until EOF.
@@ -383,7 +401,8 @@ int serve(const Handle& handle, const lifecycle& hooks, int in_fd, int out_fd) {
     // Read once: each activation is then served by its platform's rules at no cost. Lambda
     // mode writes no sentinels (they are OpenWhisk's log markers; Lambda has none).
     const platform mode = platform_of_environment();
-    answer_writer out(out_fd, pipelined, STDOUT_FILENO, STDERR_FILENO, mode == platform::openwhisk);
+    answer_writer out(out_fd, pipelined, stdout, stderr, mode == platform::openwhisk);
+    set_crash_flush(&answer_writer::flush_held);
     // The action's on_init, before the ack: its exception is the init's error.
     if (const std::string error = run_on_init(hooks); !error.empty()) {
         if (acked) out.ack_error(error);
@@ -411,15 +430,19 @@ int serve(const Handle& handle, const lifecycle& hooks, int in_fd, int out_fd) {
         } catch (const std::bad_alloc&) {  // outside the action's function (the request's DOM)
             answer = out_of_memory_answer(mode);
         }
-        // Logs first, so they come before the end-of-activation sentinels.
-        std::cout.flush();
-        std::cerr.flush();
-        std::fflush(stdout);
-        std::fflush(stderr);
+        // Logs first, so they come before the end-of-activation sentinels. When the iostreams
+        // write into stdio, `out` flushes stdio itself, or keeps the batch there (an iostream
+        // flush would flush stdio). Otherwise their text is flushed here, and the answer is
+        // never held: their next write would bypass the held sentinels.
+        const bool through_stdio = lines.through_stdio();
+        if (!through_stdio) {
+            std::cout.flush();
+            std::cerr.flush();
+        }
         // An unterminated line of the action's ends here, before the sentinels (written next
         // by `out` when pipelined, else by the proxy once it has the answer).
-        lines.end_open_lines(1, 2);
-        if (!out.answer(answer, input.has_line())) return 1;
+        lines.end_open_lines();
+        if (!out.answer(answer, through_stdio && input.has_line())) return 1;
     }
     return out.flush() ? 0 : 1;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -49,6 +50,26 @@ struct pipe_pair {
 
 const std::string SENTINEL = "XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX\n";
 
+// A log pipe seen as the launcher sees stdout (stdio, fully buffered) or stderr (unbuffered).
+struct log_pipe : pipe_pair {
+    std::FILE* stream;
+    explicit log_pipe(bool unbuffered) : stream(::fdopen(dup_write(), "w")) {
+        REQUIRE(stream != nullptr);
+        if (unbuffered) std::setvbuf(stream, nullptr, _IONBF, 0);
+    }
+    ~log_pipe() { std::fclose(stream); }
+    int dup_write() {
+        const int fd = ::dup(write_end);
+        close_write();
+        return fd;
+    }
+};
+
+struct log_pipes {
+    log_pipe out{false};
+    log_pipe err{true};
+};
+
 }  // namespace
 
 TEST_CASE("line_reader: several lines from one write, then a last line without a newline") {
@@ -90,8 +111,11 @@ TEST_CASE("line_reader: a line longer than its buffer arrives whole") {
 }
 
 TEST_CASE("answer_writer: not pipelined, every answer is written at once, with no sentinel") {
-    pipe_pair out, log_out, log_err;
-    actionloop::answer_writer writer(out.write_end, false, log_out.write_end, log_err.write_end);
+    pipe_pair out;
+    log_pipes logs;
+    auto& log_out = logs.out;
+    auto& log_err = logs.err;
+    actionloop::answer_writer writer(out.write_end, false, log_out.stream, log_err.stream);
     REQUIRE(writer.ack());
     CHECK(out.drain() == "{\"ok\":true}\n");
     std::string answer = "{\"n\":1}";
@@ -103,8 +127,11 @@ TEST_CASE("answer_writer: not pipelined, every answer is written at once, with n
 }
 
 TEST_CASE("answer_writer: pipelined, the sentinels come per activation, before its answer") {
-    pipe_pair out, log_out, log_err;
-    actionloop::answer_writer writer(out.write_end, true, log_out.write_end, log_err.write_end);
+    pipe_pair out;
+    log_pipes logs;
+    auto& log_out = logs.out;
+    auto& log_err = logs.err;
+    actionloop::answer_writer writer(out.write_end, true, log_out.stream, log_err.stream);
     REQUIRE(writer.ack());
     CHECK(out.drain() == "{\"ok\":true,\"pipeline\":true}\n");
     // A fast activation with more requests buffered may be held; with none buffered, the
@@ -126,9 +153,40 @@ TEST_CASE("answer_writer: pipelined, the sentinels come per activation, before i
     CHECK(held);
 }
 
+// The answer of a fast activation held for the next one goes out within a few milliseconds
+// however long that next one runs: before, it waited for the next one's end (issue 39), and a
+// crash or a deadline kill of the next one lost it.
+TEST_CASE("answer_writer: a held answer leaves within milliseconds while the next one runs") {
+    pipe_pair out;
+    log_pipes logs;
+    auto& log_out = logs.out;
+    auto& log_err = logs.err;
+    actionloop::answer_writer writer(out.write_end, true, log_out.stream, log_err.stream);
+    bool held = false;
+    for (int attempt = 0; attempt < 20 && !held; ++attempt) {
+        std::string first = "{\"n\":1}";
+        writer.started();
+        REQUIRE(writer.answer(first, true));
+        held = out.pending() == 0;
+        writer.started();  // the next activation runs (for as long as it takes)
+        const auto start = std::chrono::steady_clock::now();
+        while (out.pending() == 0 &&
+               std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        CHECK(out.drain() == "{\"n\":1}\n");
+        CHECK(log_out.drain() == SENTINEL);
+        CHECK(log_err.drain() == SENTINEL);
+    }
+    CHECK(held);
+}
+
 TEST_CASE("answer_writer: a slow activation's answer is never held") {
-    pipe_pair out, log_out, log_err;
-    actionloop::answer_writer writer(out.write_end, true, log_out.write_end, log_err.write_end);
+    pipe_pair out;
+    log_pipes logs;
+    auto& log_out = logs.out;
+    auto& log_err = logs.err;
+    actionloop::answer_writer writer(out.write_end, true, log_out.stream, log_err.stream);
     std::string answer = "{\"slow\":true}";
     writer.started();
     std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the activation's own work
@@ -139,9 +197,11 @@ TEST_CASE("answer_writer: a slow activation's answer is never held") {
 }
 
 TEST_CASE("answer_writer: pipelined without sentinels (Lambda mode), only the answers") {
-    pipe_pair out, log_out, log_err;
-    actionloop::answer_writer writer(out.write_end, true, log_out.write_end, log_err.write_end,
-                                     false);
+    pipe_pair out;
+    log_pipes logs;
+    auto& log_out = logs.out;
+    auto& log_err = logs.err;
+    actionloop::answer_writer writer(out.write_end, true, log_out.stream, log_err.stream, false);
     REQUIRE(writer.ack());
     CHECK(out.drain() == "{\"ok\":true,\"pipeline\":true}\n");
     for (const std::string& text :
@@ -153,4 +213,35 @@ TEST_CASE("answer_writer: pipelined without sentinels (Lambda mode), only the an
     }
     CHECK(log_out.pending() == 0);
     CHECK(log_err.pending() == 0);
+}
+
+TEST_CASE("answer_writer: a batch's sentinels wait in stdio behind its lines, stderr buffered "
+          "only while the batch lasts") {
+    pipe_pair out;
+    log_pipes logs;
+    actionloop::answer_writer writer(out.write_end, true, logs.out.stream, logs.err.stream);
+    bool held = false;
+    for (int attempt = 0; attempt < 20 && !held; ++attempt) {
+        std::fputs("one\n", logs.err.stream);  // unbuffered: out at once
+        CHECK(logs.err.drain() == "one\n");
+        std::string first = "{\"n\":1}";
+        writer.started();
+        REQUIRE(writer.answer(first, true));
+        held = out.pending() == 0;
+        if (held) {
+            CHECK(logs.out.pending() == 0);
+            CHECK(logs.err.pending() == 0);  // its sentinel waits in the buffer
+        }
+        writer.started();
+        std::fputs("two\n", logs.out.stream);  // the next activation's lines, behind it
+        std::fputs("two\n", logs.err.stream);
+        std::string second = "{\"n\":2}";
+        REQUIRE(writer.answer(second, false));
+        CHECK(out.drain() == "{\"n\":1}\n{\"n\":2}\n");
+        CHECK(logs.out.drain() == SENTINEL + "two\n" + SENTINEL);
+        CHECK(logs.err.drain() == SENTINEL + "two\n" + SENTINEL);
+        std::fputs("three\n", logs.err.stream);  // unbuffered again
+        CHECK(logs.err.drain() == "three\n");
+    }
+    CHECK(held);
 }
