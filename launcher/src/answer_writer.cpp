@@ -47,8 +47,8 @@ void flush_at_exit() { answer_writer::flush_held(); }
 
 }  // namespace
 
-answer_writer::answer_writer(int fd, bool pipelined, std::FILE* out, std::FILE* err,
-                             bool sentinels, bool batch_logs)
+answer_writer::answer_writer(int fd, bool pipelined, std::FILE* out, std::FILE* err, bool sentinels,
+                             bool batch_logs)
     : fd_(fd),
       out_(out),
       err_(err),

@@ -329,8 +329,8 @@ private:
     line_tracker out_;
     line_tracker err_;
     line_tracker log_;
-    bool through_stdio_ = synchronised(out_.inner()) && synchronised(err_.inner()) &&
-                          synchronised(log_.inner());
+    bool through_stdio_ =
+        synchronised(out_.inner()) && synchronised(err_.inner()) && synchronised(log_.inner());
 };
 
 // Serves request lines with handle(line, answer) until EOF.

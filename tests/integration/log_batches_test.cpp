@@ -102,9 +102,9 @@ stream_check check_segments(const std::string& stream, const std::vector<std::st
         std::multiset<std::string> expected(ways.begin(), ways.end());
         if (raw_exact && found.count("raw") == 1) expected.insert("raw");
         if (partial.count(owner) == 1) {
-            CHECK_MESSAGE(std::includes(expected.begin(), expected.end(), found.begin(),
-                                        found.end()),
-                          "segment " << i << " of n=" << owner);
+            CHECK_MESSAGE(
+                std::includes(expected.begin(), expected.end(), found.begin(), found.end()),
+                "segment " << i << " of n=" << owner);
         } else {
             CHECK_MESSAGE(found == expected, "segment " << i << " of n=" << owner);
         }
@@ -130,8 +130,8 @@ std::vector<std::future<http_reply>> run_many(const proxy_process& proxy, int fi
     for (int i = 0; i < count; ++i) {
         json value = extra(first + i);
         value["n"] = first + i;
-        json context = value.contains("deadline") ? json{{"deadline", value["deadline"]}}
-                                                  : json::object();
+        json context =
+            value.contains("deadline") ? json{{"deadline", value["deadline"]}} : json::object();
         value.erase("deadline");
         replies.push_back(std::async(std::launch::async, [&proxy, value, context] {
             return proxy.run(value, context, NO_HANG);
