@@ -23,6 +23,8 @@ constexpr size_t MAX_BATCH_BYTES = size_t{64} * 1024;
 constexpr auto FLUSH_AFTER = std::chrono::milliseconds(1);
 // The flusher sleeps without a timeout once no batch has been held this long.
 constexpr auto LINGER = std::chrono::milliseconds(20);
+// When the loop holds the lock as a batch falls due.
+constexpr auto RETRY_AFTER = std::chrono::microseconds(50);
 constexpr size_t ERR_BUFFER_BYTES = size_t{64} * 1024;
 
 // The writer whose batch a crash or exit() writes out (one serves the process).
@@ -66,7 +68,7 @@ answer_writer::~answer_writer() {
     {
         std::lock_guard<std::mutex> guard(lock_);
         flush_locked();
-        stopping_ = true;
+        stopping_.store(true);
     }
     wake_.notify_all();
     if (flusher_.joinable()) flusher_.join();
@@ -113,8 +115,10 @@ bool answer_writer::answer(std::string& answer, bool more_buffered) {
     }
     waiting_.append(answer);
     if (!hold) return flush_locked();
-    if (!batching_) {
-        batching_ = true;
+    if (!batching_.load(std::memory_order_relaxed)) {
+        batch_since_.store(oldest_waiting_.time_since_epoch().count(), std::memory_order_relaxed);
+        batches_.fetch_add(1, std::memory_order_relaxed);
+        batching_.store(true, std::memory_order_release);
         wake_flusher_locked();
     }
     return true;
@@ -133,7 +137,7 @@ bool answer_writer::flush_locked() {
         std::setvbuf(err_, nullptr, _IONBF, 0);
         err_buffered_ = false;
     }
-    batching_ = false;
+    batching_.store(false, std::memory_order_relaxed);
     if (waiting_.empty()) return true;
     const bool ok = write_all(fd_, waiting_);
     waiting_.clear();
@@ -170,25 +174,48 @@ void answer_writer::wake_flusher_locked() {
     if (flusher_idle_) wake_.notify_one();
 }
 
+// Sleeps until the batch is due (or a tick while batches keep coming), taking the lock only
+// to write an overdue batch or to fall asleep on wake_.
 void answer_writer::run_flusher() {
-    std::unique_lock<std::mutex> guard(lock_);
     clock::time_point last_batch = clock::now();
-    while (!stopping_) {
+    std::uint64_t seen = batches_.load(std::memory_order_relaxed);
+    while (!stopping_.load()) {
         const clock::time_point now = clock::now();
-        if (batching_) {
+        // A batch begun since the last look (it may have ended already) counts as activity.
+        if (const std::uint64_t begun = batches_.load(std::memory_order_relaxed); begun != seen) {
+            seen = begun;
             last_batch = now;
-            const clock::time_point due = oldest_waiting_ + FLUSH_AFTER;
-            if (now >= due) {
+        }
+        if (batching_.load(std::memory_order_acquire)) {
+            last_batch = now;
+            const clock::time_point due =
+                clock::time_point(clock::duration(batch_since_.load(std::memory_order_relaxed))) +
+                FLUSH_AFTER;
+            if (now < due) {
+                std::this_thread::sleep_until(due);
+                continue;
+            }
+            // The loop holds the lock only while it writes or holds an answer: then it is busy
+            // and the batch is looked at again shortly (no wait on the lock, so neither side
+            // enters the kernel for it).
+            std::unique_lock<std::mutex> guard(lock_, std::try_to_lock);
+            if (!guard.owns_lock()) {
+                std::this_thread::sleep_for(RETRY_AFTER);
+                continue;
+            }
+            // Still a batch this old (not one begun since)?
+            if (batching_.load(std::memory_order_relaxed) && oldest_waiting_ + FLUSH_AFTER <= now) {
                 flush_locked();
-            } else {
-                wake_.wait_until(guard, due);
             }
         } else if (now - last_batch < LINGER) {
-            wake_.wait_for(guard, FLUSH_AFTER);  // a tick: the next batch needs no wake-up
+            std::this_thread::sleep_for(FLUSH_AFTER);  // a tick: the next batch needs no wake-up
         } else {
+            std::unique_lock<std::mutex> guard(lock_);
             flusher_idle_ = true;
-            wake_.wait(guard, [this] { return stopping_ || batching_; });
+            wake_.wait(guard, [this] { return stopping_.load() || batching_.load(); });
             flusher_idle_ = false;
+            last_batch = clock::now();
+            seen = batches_.load(std::memory_order_relaxed);
         }
     }
 }

@@ -27,8 +27,10 @@
 // sentinels (Lambda mode, which has no OpenWhisk log markers) the answers are held the same way.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -82,15 +84,20 @@ private:
     std::mutex lock_;
     clock::time_point oldest_waiting_;  // when the batch began (its first answer held)
     std::string waiting_;               // answers held back, each with its '\n'
-    bool batching_ = false;             // a batch is held (answers, sentinels in the buffers)
     bool err_buffered_ = false;         // stderr is buffered for the batch
     std::unique_ptr<char[]> err_buffer_;
+    // A batch is held (answers, sentinels in the buffers) since this time (read by the
+    // flusher without the lock; written with it).
+    std::atomic<bool> batching_{false};
+    std::atomic<clock::rep> batch_since_{0};
+    std::atomic<std::uint64_t> batches_{0};  // begun so far: the flusher's sign of activity
 
-    // The bound on a batch's wait.
+    // The bound on a batch's wait: it sleeps on its own (no lock) while batches come, and on
+    // `wake_` once none has for a while.
     std::thread flusher_;
     std::condition_variable wake_;
-    bool flusher_idle_ = false;  // asleep without a timeout: a new batch must wake it
-    bool stopping_ = false;
+    bool flusher_idle_ = false;  // asleep on wake_: a new batch must wake it
+    std::atomic<bool> stopping_{false};
 };
 
 }  // namespace actionloop
