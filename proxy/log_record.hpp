@@ -64,6 +64,10 @@ std::optional<log_level> level_named(std::string_view name);
 struct log_format {
     bool json = false;    // every line one JSON record (else the lines as they are)
     bool lambda = false;  // Lambda mode: Lambda's record shape (with json), no sentinels
+    // The end-of-activation sentinels are written (by the proxy, and by a pipelining
+    // launcher): false in single-entrypoint mode with plain lines, where no platform reads
+    // them (Knative, the dedicated image) and no record needs them (settings.cpp).
+    bool sentinels = true;
     log_level min_level = log_level::trace;  // Lambda's JSON records below it are not written
     std::string unknown_level;  // AWS_LAMBDA_LOG_LEVEL when it names no level (then: trace)
 

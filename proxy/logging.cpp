@@ -325,6 +325,7 @@ activation_log_scope::activation_log_scope(const std::string& request_line)
 activation_log_scope::~activation_log_scope() { activation_line = previous_; }
 
 void write_sentinels() {
+    if (!format_in_use.sentinels) return;  // single-entrypoint mode, plain lines
     // Lambda mode: the marks alone (the output pipes end the activation there).
     const std::string_view text = format_in_use.lambda ? std::string_view() : SENTINEL;
     emit(1, text, true);

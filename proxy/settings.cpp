@@ -374,6 +374,12 @@ settings load_settings(int argc, char** argv) {
     s.cgroup_dir = env_string("OW_CGROUP_DIR");
     if (const char* platform = std::getenv("__OW_RUNTIME_PLATFORM")) s.runtime_platform = platform;
     read_lambda_settings(s);
+    // Single-entrypoint mode with plain lines: no boundaries to write (issue 39). JSON lines
+    // keep them: they attribute each line to its activation.
+    if (s.runtime_platform == std::optional<std::string>("knative") && !s.json_logs.json &&
+        s.lambda_runtime_api.empty()) {
+        s.json_logs.sentinels = false;
+    }
     return s;
 }
 

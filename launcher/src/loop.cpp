@@ -401,7 +401,12 @@ int serve(const Handle& handle, const lifecycle& hooks, int in_fd, int out_fd) {
     // Read once: each activation is then served by its platform's rules at no cost. Lambda
     // mode writes no sentinels (they are OpenWhisk's log markers; Lambda has none).
     const platform mode = platform_of_environment();
-    answer_writer out(out_fd, pipelined, stdout, stderr, mode == platform::openwhisk);
+    // Nor where the proxy says nobody reads them (ACTIONLOOP_SENTINELS=0: single-entrypoint
+    // mode with plain log lines).
+    const char* sentinels_env = std::getenv("ACTIONLOOP_SENTINELS");
+    const bool sentinels = mode == platform::openwhisk &&
+                           !(sentinels_env != nullptr && std::string_view(sentinels_env) == "0");
+    answer_writer out(out_fd, pipelined, stdout, stderr, sentinels);
     set_crash_flush(&answer_writer::flush_held);
     // The action's on_init, before the ack: its exception is the init's error.
     if (const std::string error = run_on_init(hooks); !error.empty()) {

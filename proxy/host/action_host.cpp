@@ -217,6 +217,9 @@ std::unique_ptr<executor> action_host::start_action(const std::string& bin_dir, 
     options.wait_for_ack = !settings_.wait_for_ack.empty();
     // The offer of pipelining (answered in the ack; our launcher accepts it).
     if (options.wait_for_ack && settings_.pipeline) options.env.push_back("ACTIONLOOP_PIPELINE=1");
+    // No sentinels where none is read (single-entrypoint mode, plain lines): our launcher
+    // then writes none either.
+    if (!settings_.json_logs.sentinels) options.env.push_back("ACTIONLOOP_SENTINELS=0");
     if (settings_.json_logs) {
         // Its lines become records tagged with their activation (engine/output_pipe.hpp);
         // the variable lets an action print structured lines as JSON objects.

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <future>
 #include <string>
 
 #include "archive_builder.hpp"
@@ -119,7 +120,8 @@ TEST_CASE("knative: hello, init alone then a run (C++ source)") {
                 "Cannot initialize the action more than once.");
     check_error(proxy.post("/", "{\"value\":\"Joe\"}"), 403,
                 "Internal system error: the argument must be a dictionary but has type 'string'.");
-    proxy.check_streams(2);
+    // No sentinels in this mode with plain lines (the test below waits for the lines first).
+    CHECK(sentinel_count(proxy.stdout_text() + proxy.stderr_text()) == 0);
 }
 
 TEST_CASE("knative: params, init and run in one request (C++ source)") {
@@ -332,5 +334,57 @@ TEST_CASE("knative: a scalar value is refused before the action runs, null count
     const http_reply null_value = proxy.post("/", "{\"value\":null}");
     CHECK(null_value.status == 200);
     CHECK(json::parse(null_value.body) == json{{"value", json::object()}});
-    proxy.check_streams(1);  // only the null request reached the action
+    CHECK(sentinel_count(proxy.stdout_text() + proxy.stderr_text()) == 0);
+}
+
+namespace {
+
+size_t count_of(const std::string& text, const std::string& part) {
+    size_t n = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+}
+
+// `runs` concurrent requests to the C++ log_ways fixture (one line per way of writing: 3 on
+// stdout, 4 on stderr), each answered 200.
+void run_log_ways(const proxy_process& proxy, int runs) {
+    std::vector<std::future<http_reply>> replies;
+    for (int n = 0; n < runs; ++n) {
+        replies.push_back(std::async(std::launch::async, [&proxy, n] {
+            return proxy.post("/", json{{"value", {{"n", n}}}}.dump());
+        }));
+    }
+    for (auto& reply : replies) CHECK(reply.get().status == 200);
+}
+
+}  // namespace
+
+TEST_CASE("knative: plain log lines come without sentinels (nobody reads them in this mode); "
+          "JSON records keep them") {
+    constexpr int RUNS = 48;
+    {
+        proxy_process proxy(knative_cpp());
+        REQUIRE(proxy.post("/", json{{"init", init_of(fixture_text("cpp/log_ways.cpp"))}}.dump())
+                    .status == 200);
+        run_log_ways(proxy, RUNS);
+        // Every line arrives (3 ways on stdout, 4 on stderr), and no sentinel with them.
+        REQUIRE(wait_until(
+            [&] {
+                return count_of(proxy.stdout_text(), " printf\n") == RUNS &&
+                       count_of(proxy.stderr_text(), " fprintf\n") == RUNS &&
+                       count_of(proxy.stdout_text(), "\n") == 3 * RUNS &&
+                       count_of(proxy.stderr_text(), "\n") == 4 * RUNS;
+            },
+            std::chrono::seconds(10)));
+        CHECK(sentinel_count(proxy.stdout_text() + proxy.stderr_text()) == 0);
+    }
+    {
+        proxy_process proxy(knative_cpp({{"OW_LOG_FORMAT", "json"}}));
+        REQUIRE(proxy.post("/", json{{"init", init_of(fixture_text("cpp/log_ways.cpp"))}}.dump())
+                    .status == 200);
+        run_log_ways(proxy, RUNS);
+        proxy.wait_for_sentinels(RUNS, std::chrono::seconds(10));
+        CHECK(sentinel_count(proxy.stdout_text()) == RUNS);
+        CHECK(sentinel_count(proxy.stderr_text()) == RUNS);
+    }
 }
