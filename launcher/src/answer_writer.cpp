@@ -60,8 +60,9 @@ answer_writer::answer_writer(int fd, bool pipelined, std::FILE* out, std::FILE* 
     if (!pipelined_) return;
     answer_writer* none = nullptr;
     current_writer.compare_exchange_strong(none, this);
-    static const bool registered = std::atexit(flush_at_exit) == 0;
-    (void)registered;
+    // Once per process: exit() writes what a batch holds.
+    static const bool REGISTERED = std::atexit(flush_at_exit) == 0;
+    (void)REGISTERED;
 }
 
 answer_writer::~answer_writer() {

@@ -339,12 +339,6 @@ TEST_CASE("knative: a scalar value is refused before the action runs, null count
 
 namespace {
 
-size_t count_of(const std::string& text, const std::string& part) {
-    size_t n = 0;
-    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-    return n;
-}
-
 // `runs` concurrent requests to the C++ log_ways fixture (one line per way of writing: 3 on
 // stdout, 4 on stderr), each answered 200.
 void run_log_ways(const proxy_process& proxy, int runs) {
@@ -370,10 +364,10 @@ TEST_CASE("knative: plain log lines come without sentinels (nobody reads them in
         // Every line arrives (3 ways on stdout, 4 on stderr), and no sentinel with them.
         REQUIRE(wait_until(
             [&] {
-                return count_of(proxy.stdout_text(), " printf\n") == RUNS &&
-                       count_of(proxy.stderr_text(), " fprintf\n") == RUNS &&
-                       count_of(proxy.stdout_text(), "\n") == 3 * RUNS &&
-                       count_of(proxy.stderr_text(), "\n") == 4 * RUNS;
+                return count_occurrences(proxy.stdout_text(), " printf\n") == RUNS &&
+                       count_occurrences(proxy.stderr_text(), " fprintf\n") == RUNS &&
+                       count_occurrences(proxy.stdout_text(), "\n") == 3 * RUNS &&
+                       count_occurrences(proxy.stderr_text(), "\n") == 4 * RUNS;
             },
             std::chrono::seconds(10)));
         CHECK(sentinel_count(proxy.stdout_text() + proxy.stderr_text()) == 0);

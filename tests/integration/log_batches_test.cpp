@@ -29,18 +29,6 @@ const std::string SENTINEL_LINE = "XXX_THE_END_OF_A_WHISK_ACTIVATION_XXX";
 const std::vector<std::string> OUT_WAYS = {"printf", "cout", "spdlog"};
 const std::vector<std::string> ERR_WAYS = {"fprintf", "cerr", "clog", "spdlog"};
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    size_t start = 0;
-    while (start < text.size()) {
-        size_t end = text.find('\n', start);
-        if (end == std::string::npos) end = text.size();
-        lines.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return lines;
-}
-
 // The lines of each activation's segment, in order (the proxy's warnings left out).
 std::vector<std::vector<std::string>> segments_of(const std::string& stream) {
     std::vector<std::vector<std::string>> segments(1);

@@ -27,18 +27,6 @@ using std::chrono::seconds;
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    size_t start = 0;
-    while (start < text.size()) {
-        size_t end = text.find('\n', start);
-        if (end == std::string::npos) end = text.size();
-        lines.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return lines;
-}
-
 // `count` /runs at once, {"n": i}, with `extra(i)` as the request's other fields; all 200.
 void run_together(
     const proxy_process& proxy, int count,

@@ -77,6 +77,18 @@ std::size_t count_occurrences(const std::string& text, const std::string& needle
     return count;
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        lines.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return lines;
+}
+
 bool contains(const std::string& text, const std::string& needle) {
     return text.find(needle) != std::string::npos;
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace support {
 
@@ -36,6 +37,9 @@ std::string trim(const std::string& text);
 
 /// Number of non-overlapping occurrences of `needle` in `text`.
 std::size_t count_occurrences(const std::string& text, const std::string& needle);
+
+/// The lines of `text` without their '\n' (a last line without one counts too).
+std::vector<std::string> lines_of(const std::string& text);
 
 /// Whether `text` contains `needle`.
 bool contains(const std::string& text, const std::string& needle);
