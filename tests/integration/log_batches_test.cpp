@@ -222,7 +222,7 @@ TEST_CASE("log batches: OW_LOG_FORMAT=json tags every way's lines with their own
 }
 
 TEST_CASE("log batches: a raw write(2) lands in its own segment or an earlier one, never a later "
-          "one; exactly in its own when not pipelined") {
+          "one, and exactly in its own when not pipelined") {
     for (const bool pipelined : {true, false}) {
         CAPTURE(pipelined);
         proxy_process proxy(cpp_runtime({{"OW_PIPELINE", pipelined ? "1" : "0"}}));
