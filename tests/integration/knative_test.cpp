@@ -357,9 +357,10 @@ void run_log_ways(const proxy_process& proxy, int runs) {
 TEST_CASE("knative: plain log lines come without sentinels (nobody reads them in this mode), "
           "JSON records keep them") {
     constexpr int RUNS = 48;
+    const std::string log_ways_zip = built_zip_code("tests/fixtures/log_ways.zip");
     {
         proxy_process proxy(knative_cpp());
-        REQUIRE(proxy.post("/", json{{"init", init_of(fixture_text("cpp/log_ways.cpp"))}}.dump())
+        REQUIRE(proxy.post("/", json{{"init", init_of(log_ways_zip, {{"binary", true}})}}.dump())
                     .status == 200);
         run_log_ways(proxy, RUNS);
         // Every line arrives (3 ways on stdout, 4 on stderr), and no sentinel with them.
@@ -375,7 +376,7 @@ TEST_CASE("knative: plain log lines come without sentinels (nobody reads them in
     }
     {
         proxy_process proxy(knative_cpp({{"OW_LOG_FORMAT", "json"}}));
-        REQUIRE(proxy.post("/", json{{"init", init_of(fixture_text("cpp/log_ways.cpp"))}}.dump())
+        REQUIRE(proxy.post("/", json{{"init", init_of(log_ways_zip, {{"binary", true}})}}.dump())
                     .status == 200);
         run_log_ways(proxy, RUNS);
         proxy.wait_for_sentinels(RUNS, std::chrono::seconds(10));

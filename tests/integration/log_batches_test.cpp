@@ -128,8 +128,14 @@ std::vector<std::future<http_reply>> run_many(const proxy_process& proxy, int fi
     return replies;
 }
 
+// The fixture as the build compiled it (tests/CMakeLists.txt): the same launcher, one g++.
+const std::string& log_ways_code() {
+    static const std::string code = built_zip_code("tests/fixtures/log_ways.zip");
+    return code;
+}
+
 void init_log_ways(proxy_process& proxy) {
-    REQUIRE(proxy.init(fixture_text("cpp/log_ways.cpp")).status == 200);
+    REQUIRE(proxy.init(log_ways_code()).status == 200);
 }
 
 }  // namespace

@@ -1,24 +1,15 @@
 // monitor_action: see monitor_action.hpp.
 #include "monitor_action.hpp"
 
-#include <filesystem>
-
 #include <doctest/doctest.h>
 
-#include "archive_builder.hpp"
 #include "expectations.hpp"
 #include "test_util.hpp"
 
 namespace support {
 
 const std::string& monitor_zip_code() {
-    static const std::string code = [] {
-        const std::filesystem::path zip =
-            std::filesystem::path(ACTIONLOOP_BINARY_DIR) / "actions" / "monitor.zip";
-        const std::string bytes = read_file(zip);
-        REQUIRE_MESSAGE(!bytes.empty(), "missing " << zip);
-        return base64_encode(bytes);
-    }();
+    static const std::string code = built_zip_code("actions/monitor.zip");
     return code;
 }
 

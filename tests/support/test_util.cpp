@@ -8,6 +8,10 @@
 #include <stdexcept>
 #include <vector>
 
+#include <doctest/doctest.h>
+
+#include "archive_builder.hpp"
+
 namespace support {
 
 std::string read_file(const fs::path& path) {
@@ -34,6 +38,13 @@ fs::path fixture_path(const std::string& name) { return fs::path(ACTIONLOOP_FIXT
 fs::path compiler_script() {
     const fs::path staged = fs::path(ACTIONLOOP_BINARY_DIR) / "stage" / "bin" / "compile";
     return fs::exists(staged) ? staged : fs::path(ACTIONLOOP_SOURCE_DIR) / "compile";
+}
+
+std::string built_zip_code(const std::string& relative) {
+    const fs::path zip = fs::path(ACTIONLOOP_BINARY_DIR) / relative;
+    const std::string bytes = fs::exists(zip) ? read_file(zip) : std::string();
+    REQUIRE_MESSAGE(!bytes.empty(), "missing " << zip << " (the build makes it)");
+    return base64_encode(bytes);
 }
 
 std::string fixture_text(const std::string& name) {

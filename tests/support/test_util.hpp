@@ -29,6 +29,10 @@ fs::path compiler_script();
 /// Content of a file under tests/fixtures.
 std::string fixture_text(const std::string& name);
 
+/// A zip the build made (`relative` to the build directory, e.g. "actions/monitor.zip"), as
+/// /init's base64 `code`. REQUIREs that the file exists and is not empty.
+std::string built_zip_code(const std::string& relative);
+
 /// `text` with every occurrence of `from` replaced by `to`.
 std::string replace_all(std::string text, const std::string& from, const std::string& to);
 
