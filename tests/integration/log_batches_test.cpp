@@ -134,9 +134,7 @@ const std::string& log_ways_code() {
     return code;
 }
 
-void init_log_ways(proxy_process& proxy) {
-    REQUIRE(proxy.init(log_ways_code()).status == 200);
-}
+void init_log_ways(proxy_process& proxy) { REQUIRE(proxy.init(log_ways_code()).status == 200); }
 
 }  // namespace
 
