@@ -3,9 +3,9 @@
 #
 # ACTIONLOOP_SANITIZE: ASan + UBSan on every target the project builds (proxy, launcher,
 # actions, tests, benchmarks; the test drivers with ASan only, below), and any finding aborts
-# the process. The top-level
-# CMakeLists.txt calls actionloop_sanitize_targets_under() once all folders are added, which
-# applies actionloop_target_sanitizers() to each of their targets, so none is missed.
+# the process. The top-level CMakeLists.txt calls actionloop_sanitize_targets_under() once all
+# folders are added, which applies actionloop_target_sanitizers() to each of their targets, so
+# none is missed.
 #
 # ACTIONLOOP_TSAN: ThreadSanitizer on the proxy: the actionloop_proxy library and, through
 # its PUBLIC usage requirements, everything that links it (the proxy binary, the unit and
