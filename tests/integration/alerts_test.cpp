@@ -31,10 +31,7 @@ proxy_options alerts_runtime() {
 }
 
 std::string action_zip(const std::string& name) {
-    const fs::path zip = fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / (name + ".zip");
-    const std::string bytes = read_file(zip);
-    REQUIRE_MESSAGE(!bytes.empty(), "missing " << zip);
-    return base64_encode(bytes);
+    return built_zip_code("actions/" + name + ".zip");
 }
 
 std::string config_file() { return fixture_path("alerts/config.json").string(); }

@@ -38,10 +38,7 @@ const char* const MEMORY =
 const char* const STATE_DIR = "ALERT_STATE_DIR is one process's (its lock file keeps others out)";
 
 std::string action_zip(const std::string& name) {
-    const fs::path zip = fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / (name + ".zip");
-    const std::string bytes = read_file(zip);
-    REQUIRE_MESSAGE(!bytes.empty(), "missing " << zip);
-    return base64_encode(bytes);
+    return built_zip_code("actions/" + name + ".zip");
 }
 
 // `value` sent by `senders` clients at once to `proxy`: the replies (checked by answers_of).
