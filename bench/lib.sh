@@ -14,7 +14,7 @@ if [ "$(nproc)" -ge 2 ]; then SERVER_CPU=(taskset -c 0); LOAD_CPU=(taskset -c 1)
 else SERVER_CPU=(); LOAD_CPU=(); fi
 
 # Debian packages the bench scripts need beyond the build's (scripts/install-deps).
-BENCH_PACKAGES=(libbenchmark-dev gnuplot-nox time nginx-light)
+BENCH_PACKAGES=(libbenchmark-dev gnuplot-nox time nginx-light liburing-dev)
 # Debian packages of the OpenWhisk Node.js runtime that bench/workers measures against, installed
 # by bench/peers/build-nodejs when node or npm is missing (never by CI).
 NODEJS_PACKAGES=(nodejs npm)
