@@ -10,6 +10,7 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <streambuf>
 
@@ -22,6 +23,7 @@
 #include "crash_report.hpp"
 #include "lambda_error.hpp"
 #include "line_reader.hpp"
+#include "request_scan.hpp"
 
 namespace actionloop {
 namespace {
@@ -87,6 +89,17 @@ const char* const OUT_OF_MEMORY =
 // Inside a catch of a std::bad_alloc.
 std::string out_of_memory_answer(platform mode) { return exception_answer(mode, OUT_OF_MEMORY); }
 
+// A web action's (and Knative mode's) request headers: its trace context, if any.
+void add_traceparent_of(const json& value, context_builder& builder) {
+    if (!value.is_object()) return;
+    if (auto headers = value.find("__ow_headers"); headers != value.end() && headers->is_object()) {
+        auto traceparent = headers->find("traceparent");
+        if (traceparent != headers->end() && traceparent->is_string()) {
+            builder.add_traceparent_header(traceparent->get<std::string>());
+        }
+    }
+}
+
 // The context from a parsed request: every string member other than `value`.
 context context_of(const json& request, platform mode) {
     context_builder builder(mode);
@@ -98,16 +111,23 @@ context context_of(const json& request, platform mode) {
             builder.add_deadline_ms(it.value().get<long long>());
         }
     }
-    // A web action's (and Knative mode's) request headers: its trace context, if any.
-    if (auto value = request.find("value"); value != request.end() && value->is_object()) {
-        if (auto headers = value->find("__ow_headers");
-            headers != value->end() && headers->is_object()) {
-            auto traceparent = headers->find("traceparent");
-            if (traceparent != headers->end() && traceparent->is_string()) {
-                builder.add_traceparent_header(traceparent->get<std::string>());
-            }
+    if (auto value = request.find("value"); value != request.end()) {
+        add_traceparent_of(*value, builder);
+    }
+    return builder.build();
+}
+
+// The same from a line's parts (request_scan.hpp): the members in the same order.
+context context_of(const request_parts& parts, platform mode) {
+    context_builder builder(mode);
+    for (const auto& [key, raw] : parts.members) {
+        if (raw.front() == '"') {
+            builder.add_string(std::string(key), std::string(plain_text(raw)));
+        } else if (key == "deadline") {
+            if (const auto ms = integer_of(raw)) builder.add_deadline_ms(*ms);
         }
     }
+    if (parts.value) add_traceparent_of(*parts.value, builder);
     return builder.build();
 }
 
@@ -177,15 +197,20 @@ void replace_newlines(std::string& answer) {
     std::replace(answer.begin(), answer.end(), '\n', ' ');
 }
 
-json take_args(json& request, platform mode) {
+// The action's argument from the request's `value` (null when the request has none).
+json take_args(json* value, platform mode) {
+    if (value == nullptr) return json::object();
+    if (mode == platform::lambda) return std::move(*value);  // any JSON, null included
+    if (value->is_null()) return json::object();
+    if (value->is_string()) throw std::invalid_argument(scalar_value_error("string"));
+    if (value->is_boolean()) throw std::invalid_argument(scalar_value_error("boolean"));
+    if (value->is_number()) throw std::invalid_argument(scalar_value_error("number"));
+    return std::move(*value);
+}
+
+json* value_of(json& request) {
     auto it = request.find("value");
-    if (it == request.end()) return json::object();
-    if (mode == platform::lambda) return std::move(*it);  // any JSON, null included
-    if (it->is_null()) return json::object();
-    if (it->is_string()) throw std::invalid_argument(scalar_value_error("string"));
-    if (it->is_boolean()) throw std::invalid_argument(scalar_value_error("boolean"));
-    if (it->is_number()) throw std::invalid_argument(scalar_value_error("number"));
-    return std::move(*it);
+    return it == request.end() ? nullptr : &*it;
 }
 
 }  // namespace
@@ -199,17 +224,28 @@ std::string handle_request(std::string_view line, const entry_point& entry, plat
         found != scan::excess::none) {
         return invalid_request_answer(mode, "the request " + scan::excess_text(found, bounds));
     }
+    // The lines the platforms send are read without a DOM of the whole line; any other is
+    // read as a whole, with the same answers (request_scan.hpp).
+    std::optional<request_parts> parts = scan_request_line(line);
     json request;
-    try {
-        request = json::parse(line.data(), line.data() + line.size());
-    } catch (const json::exception& e) {
-        return invalid_request_answer(mode, e.what());
+    if (!parts) {
+        try {
+            request = json::parse(line.data(), line.data() + line.size());
+        } catch (const json::exception& e) {
+            return invalid_request_answer(mode, e.what());
+        }
     }
-    const context ctx = request.is_object() ? context_of(request, mode) : context();
+    const context ctx = parts                 ? context_of(*parts, mode)
+                        : request.is_object() ? context_of(request, mode)
+                                              : context();
     const serving current(ctx);
     json args;
     try {
-        args = request.is_object() ? take_args(request, mode) : json::object();
+        if (parts) {
+            args = take_args(parts->value ? &*parts->value : nullptr, mode);
+        } else {
+            args = request.is_object() ? take_args(value_of(request), mode) : json::object();
+        }
     } catch (const std::invalid_argument& e) {
         return invalid_request_answer(mode, e.what());
     }

@@ -4,7 +4,8 @@
 //           with memchr, containers by depth, nothing nested is validated. For text that
 //           another part checks, when only a few members matter: a /run request's `deadline`
 //           (proxy/engine/framing.cpp), an answer's top-level `error` (proxy/ops/metrics.cpp),
-//           a request line's members for the raw entry point (launcher/src/loop.cpp).
+//           a request line's members for both entry points (launcher/src/loop.cpp,
+//           request_scan.cpp, which checks the members it keeps).
 //   reader: strict JSON (RFC 8259; string bytes are not checked for UTF-8), one pass, no DOM,
 //           strings as views into the text unless escaped. For text nothing else checks: the
 //           alert actions' batches (actions/alerts/core/batch_text.cpp), and, in its `plain`
