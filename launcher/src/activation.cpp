@@ -25,20 +25,21 @@ context::time_point from_epoch_ms(long long ms) {
     return context::time_point(milliseconds(ms));
 }
 
-context::time_point parse_deadline(const std::string& text) {
+context::time_point parse_deadline(std::string_view text) {
+    const std::string terminated(text);  // strtoll's rules, as before (spaces, '+')
     char* end = nullptr;
-    const long long ms = std::strtoll(text.c_str(), &end, 10);
+    const long long ms = std::strtoll(terminated.c_str(), &end, 10);
     if (text.empty() || end == nullptr || *end != '\0') return context::time_point::max();
     return from_epoch_ms(ms);
 }
 
 // The first member the environment export leaves out, on stderr (once: every activation may
 // carry the same ones). Its name is printed with anything but printable ASCII as '?'.
-void report_unexported(const std::string& key) {
+void report_unexported(std::string_view key) {
     static bool reported = false;
     if (reported) return;
     reported = true;
-    std::string shown = key.substr(0, env_export::MAX_NAME_BYTES);
+    std::string shown(key.substr(0, env_export::MAX_NAME_BYTES));
     for (char& c : shown) {
         if (c < 0x20 || c > 0x7e) c = '?';
     }
@@ -53,7 +54,7 @@ void report_unexported(const std::string& key) {
 
 }  // namespace
 
-void context_builder::add_string(const std::string& key, const std::string& text) {
+void context_builder::add_string(std::string_view key, std::string_view text) {
     if (key == "proxy_deadline") {  // the proxy's word to the launcher, not the platform's
         proxy_deadline_ = parse_deadline(text);
         has_proxy_deadline_ = true;

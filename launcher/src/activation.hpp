@@ -26,7 +26,7 @@ public:
     explicit context_builder(platform mode = platform::openwhisk) : platform_(mode) {}
 
     /// One member of the request other than `value`: its key, and its text if it is a string.
-    void add_string(const std::string& key, const std::string& text);
+    void add_string(std::string_view key, std::string_view text);
     /// `deadline` given as a JSON number (epoch milliseconds).
     void add_deadline_ms(long long ms);
     /// The request's `traceparent` header (value.__ow_headers.traceparent), as sent.

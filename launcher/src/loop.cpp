@@ -122,7 +122,7 @@ context context_of(const request_parts& parts, platform mode) {
     context_builder builder(mode);
     for (const auto& [key, raw] : parts.members) {
         if (raw.front() == '"') {
-            builder.add_string(std::string(key), std::string(plain_text(raw)));
+            builder.add_string(key, plain_text(raw));
         } else if (key == "deadline") {
             if (const auto ms = integer_of(raw)) builder.add_deadline_ms(*ms);
         }
