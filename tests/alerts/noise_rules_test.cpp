@@ -385,6 +385,10 @@ TEST_CASE("reminders: StillOffline at each time after the Offline, none once bac
     CHECK(first["dedupKey"] != offline_key);
     CHECK(run(json::array(), T0 + 400000)["notifications"].empty());
 
+    // One thread: the Offline opens it, its reminders and the Online that ends it name it.
+    CHECK(first["threadKey"] == offline_key);
+    CHECK(out["notifications"][0]["threadKey"] == offline_key);
+
     // Back, then a second outage, back before its first reminder: none is sent.
     auto set = [&](double ts, const char* state) {
         etags[0]["ts"] = ts;
@@ -392,9 +396,16 @@ TEST_CASE("reminders: StillOffline at each time after the Offline, none once bac
         run(etags, ts);
     };
     set(T0 + 450000, "online");
-    REQUIRE(run(json::array(), T0 + 460000)["notifications"].size() == 1);
+    out = run(json::array(), T0 + 460000);
+    REQUIRE(out["notifications"].size() == 1);
+    CHECK(out["notifications"][0]["threadKey"] == offline_key);
+    CHECK(out["notifications"][0]["resolves"] == offline_key);
     set(T0 + 500000, "offline");
-    REQUIRE(run(json::array(), T0 + 500300)["notifications"].size() == 1);
+    out = run(json::array(), T0 + 500300);
+    REQUIRE(out["notifications"].size() == 1);
+    // A new outage, a new thread (its Offline's own key).
+    CHECK(out["notifications"][0]["threadKey"] == out["notifications"][0]["dedupKey"]);
+    CHECK(out["notifications"][0]["threadKey"] != offline_key);
     set(T0 + 501000, "online");
     out = run(json::array(), T0 + 510000);
     REQUIRE(out["notifications"].size() == 1);

@@ -896,6 +896,64 @@ TEST_CASE("a generated stream through 2 proxies sharing Redis and 2 gateways: ev
     CHECK(exited_zero(b.stop()));
 }
 
+TEST_CASE("an outage's e-mails are one thread: Python's email package reads the Offline's "
+          "Message-ID in its reminder's and its Online's In-Reply-To and References") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    const fs::path config = r.dir() / "config.json";
+    write_text(config, R"({"reminders":{"offline":[600]},"accounts":{"acct1":{"recipients":)"
+                       R"(["ops@example.com"],"devices":{"cam1":{"name":"Gate"}}}}})");
+    auto proxy = start_monitor(json{{"ALERT_CONFIG", config.string()},
+                                    {"ALERT_REDIS_URL", r.redis().url()},
+                                    {"ALERT_REDIS_PREFIX", PREFIX}});
+    const double t0 = 1764460800;
+    auto batch = [&](const std::string& state, double ts, double now) {
+        std::string etags = "[]";
+        if (!state.empty()) {
+            etags = R"([{"account":"acct1","device":"cam1","type":"status","ts":)" +
+                    std::to_string(ts) + R"(,"state":")" + state + R"("}])";
+        }
+        return run_batch(*proxy, R"({"etags":)" + etags + R"(,"now":)" + std::to_string(now) + "}");
+    };
+    batch("offline", t0, t0);
+    CHECK(batch("", 0, t0 + 300)["notifications"].size() == 1);  // Offline
+    CHECK(batch("", 0, t0 + 900)["notifications"].size() == 1);  // StillOffline
+    batch("online", t0 + 1000, t0 + 1000);
+    const json online = batch("", 0, t0 + 1095);  // Online
+    REQUIRE(online["notifications"].size() == 1);
+    const std::string root = online["notifications"][0]["resolves"];
+    child gw = r.gateway("gwT");
+    REQUIRE(
+        support::wait_until([&] { return r.mails().size() == 3 && r.hooks().size() == 3; }, 20s));
+    const auto parsed =
+        support::run_command({(SUPPORT / "mail_threads.py").string(), (r.dir() / "mail").string()},
+                             "", support::path_only_env(), "/tmp");
+    REQUIRE_MESSAGE(parsed.exit_code == 0, parsed.err);
+    std::map<std::string, json> by_type;
+    for (const std::string& l : lines_of(parsed.out)) {
+        const json m = json::parse(l);
+        CHECK(m["defects"] == 0);
+        by_type[m["key"].get<std::string>().substr(0, m["key"].get<std::string>().find('-'))] = m;
+    }
+    REQUIRE(by_type.size() == 3);
+    const json& first = by_type["Offline"];
+    CHECK(first["key"] == root);
+    CHECK(first["messageId"] == alerts::gateway::message_id(root));
+    CHECK(first["inReplyTo"] == "");
+    CHECK(first["references"].empty());
+    for (const char* reply : {"StillOffline", "Online"}) {
+        CAPTURE(reply);
+        CHECK(by_type[reply]["inReplyTo"] == first["messageId"]);
+        CHECK(by_type[reply]["references"] == json::array({first["messageId"]}));
+        CHECK(by_type[reply]["messageId"] != first["messageId"]);
+    }
+    // The webhook's bodies carry the same thread as threadKey.
+    for (const json& h : r.hooks())
+        CHECK(json::parse(h["body"].get<std::string>())["threadKey"] == root);
+    CHECK(exited_zero(gw.stop()));
+}
+
 TEST_CASE("the alertDelay line: from due to delivered, with systemAlert only over the threshold") {
     rig r;
     r.start_smtp();
@@ -953,6 +1011,30 @@ TEST_CASE("the e-mail's text: a readable subject, no header injected by a field,
     motion.erase("name");
     CHECK(alerts::gateway::subject(motion) == "camera cam3: motion in gate (high)");
     CHECK(alerts::gateway::utc_text(1764460800.125) == "2025-11-30 00:00:00.125 UTC");
+}
+
+TEST_CASE("the e-mail's thread: a reminder and an Online answer the Offline that opened it") {
+    json offline = rig::notification("Offline-1-aa", 1);
+    offline["threadKey"] = "Offline-1-aa";
+    const std::string opened = alerts::gateway::email_text(offline, "Offline-1-aa", "gw@x", 1e9);
+    CHECK(opened.find("In-Reply-To:") == std::string::npos);  // the first of its thread
+    CHECK(opened.find("References:") == std::string::npos);
+    json reminder = offline;
+    reminder["notifType"] = "StillOffline";
+    reminder["reminder"] = 1;
+    const std::string parent = "In-Reply-To: " + alerts::gateway::message_id("Offline-1-aa") +
+                               "\r\nReferences: " + alerts::gateway::message_id("Offline-1-aa") +
+                               "\r\n";
+    CHECK(alerts::gateway::email_text(reminder, "StillOffline-1-bb", "gw@x", 1e9).find(parent) !=
+          std::string::npos);
+    // An Online from an action older than threadKey: its `resolves` names the thread.
+    json online = rig::notification("Online-2-cc", 2);
+    online["resolves"] = "Offline-1-aa";
+    CHECK(alerts::gateway::email_text(online, "Online-2-cc", "gw@x", 1e9).find(parent) !=
+          std::string::npos);
+    // A motion alert has no thread.
+    CHECK(alerts::gateway::email_text(rig::notification("Alert-3-dd", 3), "Alert-3-dd", "gw@x", 1e9)
+              .find("In-Reply-To:") == std::string::npos);
 }
 
 TEST_CASE("the e-mail's text for the noise rules: reminders, flapping, a bridge's outage") {

@@ -27,6 +27,10 @@ struct notification {
     notif_key key;          // dedupKey (dedup_key.hpp)
     notif_key resolves;     // Online: the key of the Offline/InternetOffline it ends
     bool has_resolves = false;
+    // The outage it belongs to (docs/alerts.md, "Threads"): the key of the Offline or
+    // InternetOffline that opened it, for that one, its reminders and the Online that ends it.
+    notif_key thread;
+    bool has_thread = false;
     device_state state = device_state::online;  // FlappingStopped: the observed state
     std::uint32_t reminder = 0;                 // StillOffline: 1 for the first reminder
     // A bridge's Offline/InternetOffline: the cameras it inhibited, affected[affected_at ..

@@ -150,6 +150,8 @@ void alert_core::emit_state(std::uint32_t device, double due_ts) {
         n.resolves =
             make_notif_key(account_id(d.account), device_id(device), notif_for(was), was_ts);
         n.has_resolves = true;
+        n.thread = n.resolves;
+        n.has_thread = true;
     }
     if (n.type != notif_type::online) {
         if (!config_->reminders.empty()) {
@@ -226,6 +228,11 @@ void alert_core::emit(notification n, std::string_view event_id) {
     n.publish_ts = now_;
     n.delay = now_ - n.due_ts;
     n.late = n.delay > config_->alert_delay_threshold;
+    if (!n.has_thread &&
+        (n.type == notif_type::offline || n.type == notif_type::internet_offline)) {
+        n.thread = n.key;  // an outage's first notification opens its thread
+        n.has_thread = true;
+    }
     result_.notifications.push_back(n);
 }
 

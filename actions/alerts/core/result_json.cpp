@@ -61,6 +61,7 @@ json notification_json(const alert_core& core, const notification& n) {
     j["alertDelay"] = to_ms(n.delay);
     j["dedupKey"] = notif_key_text(n.key);
     if (n.has_resolves) j["resolves"] = notif_key_text(n.resolves);
+    if (n.has_thread) j["threadKey"] = notif_key_text(n.thread);
     if (n.type == notif_type::flapping_stopped) j["state"] = name_of(n.state);
     if (n.type == notif_type::still_offline) j["reminder"] = n.reminder;
     if (n.has_affected) {

@@ -223,6 +223,15 @@ std::string email_text(const nlohmann::json& notification, std::string_view dedu
     message += "Subject: " + header_value(subject(notification)) + "\r\n";
     message += "Date: " + rfc5322_date(now) + "\r\n";
     message += "Message-ID: " + message_id(dedup_key) + "\r\n";
+    // One outage, one conversation: its reminders and the Online that ends it answer the
+    // Offline that opened it (an Online of an action from before threadKey: its `resolves`).
+    std::string thread = str(notification, "threadKey");
+    if (thread.empty() && type == "Online") thread = str(notification, "resolves");
+    if (!thread.empty() && thread != dedup_key) {
+        const std::string parent = message_id(thread);
+        message += "In-Reply-To: " + parent + "\r\n";
+        message += "References: " + parent + "\r\n";
+    }
     message += "X-Alert-Dedup-Key: " + one_line(dedup_key) + "\r\n";
     message += "MIME-Version: 1.0\r\n";
     message += "Content-Type: text/plain; charset=utf-8\r\n";

@@ -19,7 +19,9 @@ std::string message_id(std::string_view dedup_key);
 std::string subject(const nlohmann::json& notification);
 
 /// The whole message (CRLF line ends), From `from`, To the notification's recipients,
-/// Date `now` (seconds since the epoch), with X-Alert-Dedup-Key and Message-ID.
+/// Date `now` (seconds since the epoch), with X-Alert-Dedup-Key and Message-ID; a notification
+/// whose `threadKey` names another one (a reminder, an Online) answers it: In-Reply-To and
+/// References carry that one's Message-ID.
 std::string email_text(const nlohmann::json& notification, std::string_view dedup_key,
                        std::string_view from, double now);
 
