@@ -163,6 +163,7 @@ const batch_result& alert_core::process(const std::vector<etag>& batch, double n
     changes_.ids.clear();
     result_.notifications.clear();
     result_.affected.clear();
+    result_.resolved_silences.clear();
     result_.stats = batch_stats{};
     result_.stats.etags = batch.size();
     now_ = now;
@@ -174,6 +175,7 @@ const batch_result& alert_core::process(const std::vector<etag>& batch, double n
         (noise_.size() >= sweep_at_ || now_ - swept_ > config_->flapping.window)) {
         sweep_noise();
     }
+    if (silences_) note_resolved_silences();
     finish_stats();
     return result_;
 }

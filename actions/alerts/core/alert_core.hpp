@@ -21,6 +21,7 @@
 #include "core/etag.hpp"
 #include "core/recent_ids.hpp"
 #include "core/records.hpp"
+#include "core/silence.hpp"
 #include "core/string_interner.hpp"
 #include "core/timer_heap.hpp"
 
@@ -51,6 +52,10 @@ public:
     /// Installs a config (a no-op when its fingerprint equals the installed one).
     void set_config(std::shared_ptr<const alert_config> config);
     const alert_config* config() const { return config_.get(); }
+    /// Installs the silences made at run time (docs/alerts.md, "Silences"); devices held back
+    /// by the ones before are looked at again from the next process(). Null: none.
+    void set_silences(std::shared_ptr<const silence_set> silences);
+    const silence_set* silences() const { return silences_.get(); }
     const core_options& options() const { return options_; }
 
     /// Applies a batch (possibly empty: a tick) at evaluation time `now`.
@@ -157,8 +162,11 @@ private:
     double hold_next(std::uint32_t device) const;
     double flap_end(std::uint32_t device) const;
     double reminder_due(std::uint32_t device) const;
-    double silenced_until(std::uint32_t device, double t) const;
-    bool silenced_at(std::uint32_t device, double t);
+    bool may_silence() const;
+    double silenced_until(std::uint32_t device, double t, notif_type type,
+                          const region_config* region = nullptr) const;
+    bool silenced_at(std::uint32_t device, double t, notif_type type);
+    void note_resolved_silences();
     std::uint32_t bridge_of(std::uint32_t device) const;
     std::uint32_t waits_on_bridge(std::uint32_t device) const;
     void note_change(std::uint32_t device, double ts);
@@ -174,6 +182,7 @@ private:
 
     core_options options_;
     std::shared_ptr<const alert_config> config_;
+    std::shared_ptr<const silence_set> silences_;
     string_interner account_names_;
     std::vector<account_entry> accounts_;
     string_interner device_keys_;  // key: 4-byte account index + device id

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/config.hpp"
@@ -60,7 +61,7 @@ struct batch_stats {
     std::uint64_t late = 0;        // notifications over alert_delay_threshold
     std::uint64_t flapping = 0;    // state changes of flapping devices (no notification)
     std::uint64_t inhibited = 0;   // Offlines of cameras behind a bridge that was announced
-    std::uint64_t silenced = 0;    // notifications held back by a maintenance window
+    std::uint64_t silenced = 0;    // held back by a maintenance window or a silence
     std::uint64_t pending = 0;     // holds still running, all devices
     std::uint64_t devices = 0;     // devices known to the action
     std::uint64_t damaged = 0;     // Redis keys skipped as not the store's (docs/alerts.md)
@@ -70,6 +71,8 @@ struct batch_stats {
 struct batch_result {
     std::vector<notification> notifications;
     std::vector<std::uint32_t> affected;  // device indices (see notification::affected)
+    // Until-resolved silences whose device this batch saw back online: the store ends them.
+    std::vector<std::string> resolved_silences;
     batch_stats stats;
 };
 

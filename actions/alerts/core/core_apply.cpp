@@ -173,8 +173,8 @@ bool alert_core::apply_motion(std::uint32_t device, const etag& e) {
         ++result_.stats.ignored;
         return false;
     }
-    if (config_->has_maintenance && silenced_until(device, e.ts) > e.ts) {
-        ++result_.stats.silenced;  // inside a maintenance window: not sent, not deferred
+    if (may_silence() && silenced_until(device, e.ts, notif_type::alert, region) > e.ts) {
+        ++result_.stats.silenced;  // inside a window or a silence: not sent, not deferred
         return false;
     }
     if (!cooled_down(device, *region, e.ts)) {

@@ -83,34 +83,94 @@ double alert_core::hold_next(std::uint32_t device) const {
         // Its bridge is going down too: the camera's Offline waits for the bridge's.
         if (b != NPOS && !down(slots_[b].notified)) due = std::max(h, next_due(b));
     }
-    if (d.flags & SLOT_SILENCED) due = std::max(due, silenced_until(device, due));
+    if (d.flags & SLOT_SILENCED) {
+        due = std::max(due, silenced_until(device, due, notif_for(d.state)));
+    }
     return due;
 }
 
-double alert_core::silenced_until(std::uint32_t device, double t) const {
-    if (!config_->has_maintenance) return t;
+bool alert_core::may_silence() const {
+    return config_->has_maintenance || (silences_ && !silences_->silences.empty());
+}
+
+// The end of the windows and silences that hold back a notification of `type` (and `region`,
+// for motion) of the device at `t`: `t` when none does. Windows and silences that overlap or
+// touch chain up.
+double alert_core::silenced_until(std::uint32_t device, double t, notif_type type,
+                                  const region_config* region) const {
+    if (!may_silence()) return t;
     const std::int32_t acfg = accounts_[slots_[device].account].cfg;
-    if (acfg < 0) return t;
-    const auto& windows = config_->accounts[static_cast<std::size_t>(acfg)].maintenance;
-    if (windows.empty()) return t;
+    const std::vector<maintenance_window>* windows = nullptr;
+    if (config_->has_maintenance && acfg >= 0) {
+        windows = &config_->accounts[static_cast<std::size_t>(acfg)].maintenance;
+    }
+    const bool any_silence = silences_ && !silences_->silences.empty();
+    if ((!windows || windows->empty()) && !any_silence) return t;
     const std::string_view id = device_id(device);
+    silence_subject subject;
+    if (any_silence) {
+        const device_config* cfg = device_cfg(device);
+        subject.account = account_id(slots_[device].account);
+        subject.device = id;
+        subject.bridge = cfg ? std::string_view(cfg->bridge) : std::string_view();
+        subject.region = region ? std::string_view(region->name) : std::string_view();
+        subject.type = type;
+        subject.down = down(slots_[device].state);
+    }
     double end = t;
-    for (bool moved = true; moved;) {  // windows that overlap or touch chain up
+    for (bool moved = true; moved;) {
         moved = false;
-        for (const maintenance_window& w : windows) {
-            if (w.from <= end && end < w.until && (w.device.empty() || w.device == id)) {
-                end = w.until;
-                moved = true;
+        if (windows) {
+            for (const maintenance_window& w : *windows) {
+                if (w.from <= end && end < w.until && (w.device.empty() || w.device == id)) {
+                    end = w.until;
+                    moved = true;
+                }
+            }
+        }
+        if (any_silence) {
+            for (const silence& s : silences_->silences) {
+                if (s.starts_at <= end && end < s.end() && silence_matches(s, subject)) {
+                    end = s.end();
+                    moved = true;
+                }
             }
         }
     }
     return end;
 }
 
-bool alert_core::silenced_at(std::uint32_t device, double t) {
-    if (!config_->has_maintenance || silenced_until(device, t) <= t) return false;
+bool alert_core::silenced_at(std::uint32_t device, double t, notif_type type) {
+    if (!may_silence() || silenced_until(device, t, type) <= t) return false;
     ++result_.stats.silenced;
     return true;
+}
+
+// An until-resolved silence ends when this batch saw its device online (docs/alerts.md,
+// "Silences"): listed for the store, which ends it where every container sees it.
+void alert_core::note_resolved_silences() {
+    std::vector<std::uint32_t> seen;
+    bool listed = false;
+    for (const silence& s : silences_->silences) {
+        if (!s.until_resolved || !s.active_at(now_)) continue;
+        if (!listed) {
+            batch_devices(seen);
+            std::sort(seen.begin(), seen.end());
+            listed = true;
+        }
+        const std::uint32_t d = find_device(s.match.account, s.match.device);
+        if (d == NPOS || !std::binary_search(seen.begin(), seen.end(), d)) continue;
+        if (!down(slots_[d].state)) result_.resolved_silences.push_back(s.id);
+    }
+}
+
+void alert_core::set_silences(std::shared_ptr<const silence_set> silences) {
+    silences_ = std::move(silences);
+    if (!config_) return;
+    // Devices held back to the end of a silence that may have moved: their due times again.
+    for (std::uint32_t d = 0; d < slots_.size(); ++d) {
+        if (slots_[d].flags & SLOT_SILENCED) schedule(d);
+    }
 }
 
 std::uint32_t alert_core::bridge_of(std::uint32_t device) const {
@@ -152,7 +212,7 @@ bool alert_core::step(std::uint32_t device, double t, int depth) {
         if (end > t) return false;
         d.flags = clear_bits(d.flags, SLOT_FLAPPING);
         if (hold_pending(d)) ++pending_;  // its hold runs again (and has mostly passed)
-        if (!silenced_at(device, end)) {
+        if (!silenced_at(device, end, notif_type::flapping_stopped)) {
             notification n;
             n.type = notif_type::flapping_stopped;
             n.device = device;
@@ -171,7 +231,7 @@ bool alert_core::step(std::uint32_t device, double t, int depth) {
         noise_entry& ne = noise_[device];
         const std::uint32_t k = ++ne.reminders_sent;
         if (k >= config_->reminders.size()) d.flags = clear_bits(d.flags, SLOT_REMIND);
-        if (!silenced_at(device, reminder)) {
+        if (!silenced_at(device, reminder, notif_type::still_offline)) {
             notification n;
             n.type = notif_type::still_offline;
             n.device = device;
@@ -201,7 +261,7 @@ bool alert_core::step(std::uint32_t device, double t, int depth) {
     }
     const double h = hold;
     if (!(d.flags & SLOT_INHIBITED)) {
-        const double w = silenced_until(device, h);
+        const double w = silenced_until(device, h, notif_for(d.state));
         if (w > t) {  // inside a maintenance window: held back to its end
             d.flags |= SLOT_SILENCED;
             ++result_.stats.silenced;
@@ -235,7 +295,7 @@ void alert_core::start_flapping(std::uint32_t device, double ts) {
     device_slot& d = slots_[device];
     d.flags = clear_bits(d.flags, SLOT_SILENCED | SLOT_INHIBITED | SLOT_REMIND) | SLOT_FLAPPING;
     d.hold_ts = ts;  // its pending hold is dropped; the state is tracked from here
-    if (silenced_at(device, ts)) return;
+    if (silenced_at(device, ts, notif_type::flapping_started)) return;
     notification n;
     n.type = notif_type::flapping_started;
     n.device = device;

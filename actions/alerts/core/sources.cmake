@@ -14,6 +14,7 @@ set(ALERT_CORE_FILES
     recent_ids.cpp
     record_codec.cpp
     result_json.cpp
+    silence.cpp
     string_interner.cpp
     ts_bounds.cpp
     types.cpp)
