@@ -46,17 +46,16 @@ public:
         parser_->header_limit(static_cast<std::uint32_t>(state_->limits.max_head));
         parser_->body_limit(state_->limits.max_body);
         stream_.expires_after(state_->limits.idle);
-        http::async_read(stream_, buffer_, *parser_,
-                         [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                             self->on_read(ec);
-                         });
+        http::async_read(
+            stream_, buffer_, *parser_,
+            [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
     }
 
 private:
     void on_read(beast::error_code ec) {
         if (ec == http::error::body_limit) {
-            answer(plain(413, "the body is over " + std::to_string(state_->limits.max_body) +
-                                  " bytes"),
+            answer(plain(413,
+                         "the body is over " + std::to_string(state_->limits.max_body) + " bytes"),
                    11, false, false);
         } else if (ec == http::error::header_limit) {
             answer(plain(431, "the request's head is over " +
@@ -99,17 +98,16 @@ private:
         res->body() = std::move(r.body);
         res->prepare_payload();
         if (head) res->body().clear();
-        http::async_write(stream_, *res,
-                          [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
-                              if (ec || !res->keep_alive()) {
-                                  beast::error_code ignored;
-                                  self->stream_.socket().shutdown(tcp::socket::shutdown_send,
-                                                                  ignored);
-                                  self->stream_.close();
-                                  return;
-                              }
-                              self->read();
-                          });
+        http::async_write(
+            stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                if (ec || !res->keep_alive()) {
+                    beast::error_code ignored;
+                    self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                    self->stream_.close();
+                    return;
+                }
+                self->read();
+            });
     }
 
     beast::tcp_stream stream_;
@@ -180,13 +178,11 @@ std::string query_value(const std::string& query, const std::string& key) {
     return {};
 }
 
-int start_http_server(asio::io_context& io, const std::string& host, int port,
-                      http_handler handler, const std::string& name, http_warning warn,
-                      http_limits limits) {
-    auto state = std::make_shared<shared_state>(shared_state{tcp::acceptor(io),
-                                                             asio::steady_timer(io),
-                                                             std::move(handler), name,
-                                                             std::move(warn), limits});
+int start_http_server(asio::io_context& io, const std::string& host, int port, http_handler handler,
+                      const std::string& name, http_warning warn, http_limits limits) {
+    auto state = std::make_shared<shared_state>(
+        shared_state{tcp::acceptor(io), asio::steady_timer(io), std::move(handler), name,
+                     std::move(warn), limits});
     beast::error_code ec;
     const tcp::endpoint endpoint(asio::ip::make_address(host, ec),
                                  static_cast<unsigned short>(port));

@@ -40,9 +40,9 @@ using http_handler = std::function<http_response(const http_request&)>;
 using http_warning = std::function<void(const std::string&)>;
 
 struct http_limits {
-    std::size_t max_head = 16 * 1024;    // request line and headers
-    std::size_t max_body = 256 * 1024;   // the body
-    std::chrono::seconds idle{30};       // a connection with no complete request in this time
+    std::size_t max_head = 16 * 1024;   // request line and headers
+    std::size_t max_body = 256 * 1024;  // the body
+    std::chrono::seconds idle{30};      // a connection with no complete request in this time
 };
 
 /// Binds `host`:`port` (0: a port the system picks) and serves on `io` for as long as it runs;

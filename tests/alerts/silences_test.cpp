@@ -42,8 +42,9 @@ TEST_CASE("silences: a request's shape and bounds, each refusal says which membe
 
     const std::vector<std::pair<json, std::string>> bad = {
         {json::array(), "the silence must be a JSON object"},
-        {{{"duration", 60}}, "matchers must be an object (account, device, bridge, region, "
-                             "notifType)"},
+        {{{"duration", 60}},
+         "matchers must be an object (account, device, bridge, region, "
+         "notifType)"},
         {{{"matchers", json::object()}, {"duration", 60}},
          "matchers must have at least one matcher"},
         {{{"matchers", {{"site", "x"}}}, {"duration", 60}},
@@ -89,11 +90,10 @@ TEST_CASE("silences: a request's shape and bounds, each refusal says which membe
 
 TEST_CASE("silences: an Offline inside a silence is held back to its end and announced then") {
     core_harness h;
-    h.core.set_silences(
-        silences_of({{{"matchers", {{"account", "acct1"}, {"device", "cam1"}}}, {"duration", 3600}}},
-                    T0));
-    h.run({status("cam1", T0 + 10, device_state::offline), status("cam2", T0 + 10,
-                                                                   device_state::offline)},
+    h.core.set_silences(silences_of(
+        {{{"matchers", {{"account", "acct1"}, {"device", "cam1"}}}, {"duration", 3600}}}, T0));
+    h.run({status("cam1", T0 + 10, device_state::offline),
+           status("cam2", T0 + 10, device_state::offline)},
           T0 + 10);
     const auto at_hold = h.tick(T0 + 320);
     REQUIRE(at_hold.size() == 1);  // cam2's Offline: the silence is cam1's only
@@ -173,8 +173,8 @@ TEST_CASE("silences: motion by region and notifType, and a future silence holds 
     core_harness k;
     k.run({status("cam2", T0, device_state::offline)}, T0);
     REQUIRE(k.tick(T0 + 300).size() == 1);
-    k.core.set_silences(silences_of(
-        {{{"matchers", {{"notifType", "Offline"}}}, {"duration", 3600}}}, T0 + 300));
+    k.core.set_silences(
+        silences_of({{{"matchers", {{"notifType", "Offline"}}}, {"duration", 3600}}}, T0 + 300));
     k.run({status("cam2", T0 + 400, device_state::online)}, T0 + 400);
     CHECK(k.tick(T0 + 495).size() == 1);
 }

@@ -33,7 +33,8 @@ std::string text_member(const json& j, const char* key, std::size_t max, const c
 double time_member(const json& j, const char* key, double fallback) {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return fallback;
-    if (!it->is_number()) throw silence_error(std::string(key) + " must be seconds since the epoch");
+    if (!it->is_number())
+        throw silence_error(std::string(key) + " must be seconds since the epoch");
     const double v = it->get<double>();
     if (!std::isfinite(v) || v < 0 || v > 1e11) {
         throw silence_error(std::string(key) + " must be seconds since the epoch");

@@ -54,8 +54,8 @@ struct silence {
 };
 
 /// The bounds a silence request is held to (before anything is stored).
-constexpr std::size_t SILENCE_MAX_TEXT = 256;       // an id or matcher value
-constexpr std::size_t SILENCE_MAX_COMMENT = 1024;   // the comment
+constexpr std::size_t SILENCE_MAX_TEXT = 256;        // an id or matcher value
+constexpr std::size_t SILENCE_MAX_COMMENT = 1024;    // the comment
 constexpr double SILENCE_MAX_SECONDS = 366 * 86400;  // the longest a silence may last
 constexpr std::size_t SILENCES_MAX = 10000;          // silences kept at once
 

@@ -5,11 +5,14 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 
+#include "gateway/console/console_api.hpp"
 #include "gateway/gateway.hpp"
 #include "gateway/loop/delivery_loop.hpp"
 #include "metrics/metrics_server.hpp"
@@ -30,6 +33,46 @@ void install_signals() {
     std::signal(SIGPIPE, SIG_IGN);
 }
 
+double wall_clock() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// The console on a thread of its own, with its own Redis connection: a slow page or API call
+// never holds up a delivery (nor a /metrics scrape).
+class console_thread {
+public:
+    explicit console_thread(const options& settings)
+        : store_(settings.redis, settings.prefix),
+          api_(store_, settings.console_token, wall_clock) {
+        const int port = actionloop::start_http_server(
+            io_, settings.console_address, settings.console_port,
+            [this](const actionloop::http_request& request) {
+                if (request.path.rfind("/api/v1/", 0) == 0) return api_.handle(request);
+                actionloop::http_response r;
+                r.status = 404;
+                r.body = "not found\n";
+                return r;
+            },
+            "console");
+        std::fprintf(
+            stderr, "alertgw: console on http://%s:%d/ (writes %s)\n",
+            settings.console_address.c_str(), port,
+            settings.console_token.empty() ? "off: no --console-token-file" : "with the token");
+        thread_ = std::thread([this] { io_.run(); });
+    }
+    ~console_thread() {
+        io_.stop();
+        if (thread_.joinable()) thread_.join();
+    }
+
+private:
+    boost::asio::io_context io_;
+    console_store store_;
+    console_api api_;
+    std::thread thread_;
+};
+
 int run_loop(const options& settings) {
     delivery_loop loop(settings, g_stop);
     boost::asio::io_context io;
@@ -39,7 +82,10 @@ int run_loop(const options& settings) {
                                          [&loop] { return loop.render_metrics(); });
         metrics_thread = std::thread([&io] { io.run(); });
     }
+    std::unique_ptr<console_thread> console;
+    if (settings.console_port > 0) console = std::make_unique<console_thread>(settings);
     const int code = loop.run();
+    console.reset();
     io.stop();
     if (metrics_thread.joinable()) metrics_thread.join();
     return code;

@@ -166,6 +166,21 @@ const std::map<std::string, flag_handler>& value_flags() {
              }},
             {"--metrics-address",
              [](options& settings, const std::string& value) { settings.metrics_address = value; }},
+            {"--console-address",
+             [](options& settings, const std::string& value) { settings.console_address = value; }},
+            {"--console-port",
+             [](options& settings, const std::string& value) {
+                 settings.console_port = integer("--console-port", value, 1, 65535);
+             }},
+            {"--console-token-file",
+             [](options& settings, const std::string& value) {
+                 settings.console_token = read_secret_file("--console-token-file", value);
+                 if (settings.console_token.size() < 16 ||
+                     settings.console_token.find_first_of(" \t\r\n") != std::string::npos) {
+                     throw std::invalid_argument("--console-token-file: the token must be at "
+                                                 "least 16 characters, with no space");
+                 }
+             }},
             {"--metrics-port",
              [](options& settings, const std::string& value) {
                  settings.metrics_port = integer("--metrics-port", value, 1, 65535);

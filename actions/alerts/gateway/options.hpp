@@ -33,6 +33,9 @@ struct options {
     std::string consumer;  // default: host name + pid
     std::string metrics_address = "127.0.0.1";
     int metrics_port = 0;  // 0: no /metrics
+    std::string console_address = "127.0.0.1";
+    int console_port = 0;       // 0: no console (the operator's API and pages)
+    std::string console_token;  // --console-token-file: the bearer token writes need ("": none)
     std::chrono::milliseconds timeout{10000};
     int max_attempts = 6;
     std::chrono::milliseconds claim_after{30000};

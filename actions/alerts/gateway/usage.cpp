@@ -56,6 +56,12 @@ std::string usage_flags() {
   --consumer NAME        this gateway's name in the consumer group (default: host name + pid)
   --metrics-port N       serve Prometheus /metrics on port N (default: off)
   --metrics-address ADDR the address /metrics listens on (default 127.0.0.1)
+  --console-port N       serve the operator's console (JSON API under /api/v1/ and pages)
+                         on port N (default: off)
+  --console-address ADDR the address the console listens on (default 127.0.0.1)
+  --console-token-file PATH
+                         the bearer token the console's writes need (silences, replays,
+                         purges), read from PATH; without it the console only reads
   --timeout SECONDS      per delivery attempt (default 10)
   --max-attempts N       attempts per target before the dead-letter stream (default 6);
                          waits between attempts double from 0.5 s, capped at 30 s

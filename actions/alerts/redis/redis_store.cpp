@@ -42,7 +42,9 @@ redis_store::redis_store(redis_store_options options)
       due_key_(options_.prefix + "due"),
       devices_key_(options_.prefix + "devices"),
       log_key_(options_.prefix + "created"),
-      outbox_key_(options_.prefix + "outbox") {}
+      outbox_key_(options_.prefix + "outbox"),
+      silences_key_(options_.prefix + "silences"),
+      silences_version_key_(options_.prefix + "silences:v") {}
 
 batch_result redis_store::process(alert_core& core, const std::vector<etag>& batch, double now) {
     ++counters_.batches;
@@ -173,6 +175,8 @@ batch_result redis_store::attempt(alert_core& core, const std::vector<etag>& bat
             counters_.damaged += batch_.damaged.count();
             batch_.damaged.flush(std::cerr);
             if (batch_.wrote) wait_for_replicas();
+            if (!result.resolved_silences.empty())
+                end_resolved_silences(result.resolved_silences, now);
             return result;
         }
         ++counters_.conflicts;

@@ -169,6 +169,9 @@ private:
                            const std::vector<std::uint32_t>& devices, std::size_t m,
                            batch_result& result);
     void warn_dropped(std::uint64_t dropped);
+    // redis_silences.cpp: the silences made at run time (docs/alerts.md, "Silences").
+    void load_silences(alert_core& core, const redisReply* version);
+    void end_resolved_silences(const std::vector<std::string>& ids, double now);
     void check_memory();
 
     redis_store_options options_;
@@ -179,6 +182,10 @@ private:
     std::string devices_key_;
     std::string log_key_;
     std::string outbox_key_;
+    std::string silences_key_;          // <prefix>silences: id -> the silence's JSON
+    std::string silences_version_key_;  // <prefix>silences:v: a new token at every change
+    std::string silences_version_;      // the version the core's silences were read at
+    bool silences_read_ = false;
     std::chrono::steady_clock::time_point last_drop_warning_{};
     std::uint64_t unwarned_drops_ = 0;
     std::string script_sha_;               // of REDIS_COMMIT_SCRIPT, from SCRIPT LOAD

@@ -94,6 +94,14 @@ void redis_store::list_commit_devices(const alert_core& core, const batch_result
     devices.assign(changes.devices.begin(), changes.devices.end());
     for (std::uint64_t key : changes.cooldowns) devices.push_back(core.cooldown_device(key));
     for (const notification& n : result.notifications) devices.push_back(n.device);
+    // A due device with nothing due (a silence ended early moved its time to now): its due
+    // time is written again, or it would be read by every batch.
+    for (std::uint32_t at : batch_.due_all) {
+        const std::uint32_t index = batch_.devices[at].index;
+        if (index != string_interner::npos && core.next_due(index) > batch_.due_horizon) {
+            devices.push_back(index);
+        }
+    }
     std::sort(devices.begin(), devices.end());
     devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
 }

@@ -266,7 +266,9 @@ bool redis_store::send_first_read(double now) {
         client_.append({"SCRIPT", "LOAD", REDIS_COMMIT_SCRIPT});
         ++queued;
     }
-    client_.append({"GET", devices_key_});  // T0, then the log at T1 (follow_log)
+    client_.append({"GET", devices_key_});           // T0, then the log at T1 (follow_log)
+    client_.append({"GET", silences_version_key_});  // a new or ended silence: read them all
+    ++queued;
     std::string from = "(" + log_id_;
     const std::string count = std::to_string(LOG_READ_MAX);
     if (log_valid_) {
@@ -288,7 +290,8 @@ bool redis_store::send_first_read(double now) {
     // With bridges, up to the batch's latest ts: an event after `now` may mature a camera's
     // hold, and with it its bridge's (whose cameras the second trip then reads).
     std::string max;
-    append_redis_number(max, links_.empty() ? now : std::max(now, batch_.max_ts));
+    batch_.due_horizon = links_.empty() ? now : std::max(now, batch_.max_ts);
+    append_redis_number(max, batch_.due_horizon);
     client_.append({"ZRANGEBYSCORE", due_key_, "-inf", max});
     client_.append({"ZCARD", due_key_});
     batch_.held = client_.replies(queued + 2);
@@ -306,6 +309,8 @@ redis_store::first_read redis_store::take_first_read(alert_core& core, bool load
         script_connection_ = client_.connection_count();
     }
     batch_.read_devices = integer_of(batch_.held[next++].get());
+    // Before any record is restored: the due times restore_device computes depend on them.
+    load_silences(core, batch_.held[next++].get());
     first_read first;
     first.knowledge_held = follow_log(core, batch_.held[next++].get(), batch_.read_devices);
     batch_.mark_absent = log_valid_;
@@ -363,6 +368,7 @@ void redis_store::list_second_reads(const alert_core& core, bool knowledge_held,
     batch_.extra_keys.reserve(
         due->elements);  // batch_.devices views into these strings: no reallocation
     batch_.due_positions.clear();
+    batch_.due_all.clear();
     for (std::size_t i = 0; i < due->elements; ++i) {
         const redisReply* member = due->element[i];
         if (!member || member->type != REDIS_REPLY_STRING)
@@ -391,6 +397,7 @@ void redis_store::add_due_device(std::string_view key) {
     const std::size_t before = batch_.devices.size();
     const std::size_t at = find_or_add(account, device, h);
     if (!links_.empty()) batch_.due_positions.push_back(static_cast<std::uint32_t>(at));
+    batch_.due_all.push_back(static_cast<std::uint32_t>(at));
     if (batch_.devices.size() == before) return;
     batch_.extra_keys.emplace_back(key);
     parse_redis_device_key(options_.prefix, batch_.extra_keys.back(), batch_.devices[at].account,

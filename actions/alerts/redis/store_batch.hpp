@@ -35,6 +35,7 @@ struct store_batch {
     std::size_t id_count = 0;
     std::vector<std::uint64_t> id_hashes;
     double max_ts = 0;  // the batch's latest ts (due devices are read up to it)
+    const redisReply* silences_version = nullptr;  // GET <prefix>silences:v, in held
 
     // The read (its first and second round trips).
     std::string device_args;                   // RESP arguments: the batch's device keys
@@ -44,6 +45,8 @@ struct store_batch {
     std::vector<std::uint32_t> second;         // positions in devices read in a second trip
     std::vector<std::uint32_t> nil_unknown;    // read, no record, not yet in the core
     std::vector<std::uint32_t> due_positions;  // positions in devices of the due devices
+    std::vector<std::uint32_t> due_all;        // the same, with or without bridges
+    double due_horizon = 0;                    // the due set was read up to this time
     std::vector<std::string> extra_keys;       // due device keys outside the batch
     bool mark_absent = false;                  // this attempt's nil replies prove absence
     std::uint64_t read_pending = 0;            // the due set's size, as read

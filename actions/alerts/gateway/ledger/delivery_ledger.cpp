@@ -109,6 +109,14 @@ void delivery_ledger::schedule_new(held_entry& entry) {
 
 void delivery_ledger::restore_progress(held_entry& entry, const new_entry& source) {
     entry.progress_may_exist = !source.progress.empty();
+    // A replayed dead letter is for its own target: the others have it already.
+    if (!source.only.empty() && source.only != "all") {
+        for (std::size_t target = 0; target < specs_.size(); ++target) {
+            if (specs_[target].name == source.only) continue;
+            entry.targets[target].state = delivery_state::skipped;
+            entry.targets[target].saved = true;
+        }
+    }
     for (const auto& [name, word] : source.progress) {
         for (std::size_t target = 0; target < specs_.size(); ++target) {
             if (specs_[target].name != name) continue;

@@ -70,6 +70,7 @@ struct new_entry {
     std::string notification;
     std::vector<std::string> recipients;          // as the notification lists them
     std::map<std::string, std::string> progress;  // the progress hash, when claimed
+    std::string only;  // a replayed dead letter: the one target it is for ("": every target)
 };
 
 struct dead_letter {

@@ -32,6 +32,9 @@ std::variant<new_entry, unreadable> read_record(const outbox_record& record) {
     entry.id = record.id;
     entry.dedup_key = record.dedup_key;
     entry.notification = record.notification;
+    entry.only = record.only;
+    if (!record.only.empty() && !record.to.empty())
+        entry.progress[record.only] = "retry:" + record.to;
     if (const auto list = notification.find("recipients");
         list != notification.end() && list->is_array()) {
         for (const auto& address : *list) {

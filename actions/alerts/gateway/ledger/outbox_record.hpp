@@ -14,6 +14,10 @@ struct outbox_record {
     bool trimmed = false;      // the id is pending but the entry is gone (XTRIM)
     std::string dedup_key;     // field "key"
     std::string notification;  // field "n": the notification's compact JSON
+    // A dead letter replayed (the console): the one target it is for (field "only"), and for
+    // e-mail the recipients it is for (field "to", comma-separated; empty: all of them).
+    std::string only;
+    std::string to;
 };
 
 /// Why an entry cannot be delivered ("the notification is not JSON: ...").

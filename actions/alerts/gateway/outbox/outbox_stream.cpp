@@ -29,6 +29,8 @@ outbox_record record_of(const redisReply* item) {
         const std::string name = text(fields->element[field]);
         if (name == "key") record.dedup_key = text(fields->element[field + 1]);
         if (name == "n") record.notification = text(fields->element[field + 1]);
+        if (name == "only") record.only = text(fields->element[field + 1]);
+        if (name == "to") record.to = text(fields->element[field + 1]);
     }
     return record;
 }

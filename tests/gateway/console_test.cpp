@@ -1,0 +1,236 @@
+// alertgw's console (actions/alerts/README.md, "Operating the pipeline"), end to end: the real
+// alertgw serving its API on a free port, a real redis-server, the monitor action in 2 real
+// proxies sharing it, the SMTP server and the webhook receiver of gateway_rig.hpp.
+#include <ctime>
+
+#include "gateway_rig.hpp"
+
+using namespace gwtest;
+
+namespace {
+
+const std::string TOKEN = "s3cret-console-token-0123";
+
+struct api_reply {
+    int status = -1;
+    json body;
+    std::string www_authenticate;
+};
+
+// One request to the console: METHOD PATH with a JSON body and, when given, the bearer token.
+api_reply api(int port, const std::string& method, const std::string& path,
+              const std::string& body = "", const std::string& token = TOKEN) {
+    std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+                          "Connection: close\r\nContent-Type: application/json\r\n";
+    if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
+    request += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    const support::http_reply r = support::raw_exchange(port, request);
+    api_reply out;
+    out.status = r.status;
+    out.body = json::parse(r.body, nullptr, false);
+    out.www_authenticate = r.header("www-authenticate");
+    return out;
+}
+
+double wall_now() { return static_cast<double>(std::time(nullptr)); }
+
+std::string ts_text(double t) { return std::to_string(t); }
+
+std::string status_batch(const std::vector<std::pair<std::string, std::string>>& changes,
+                         double ts, double now) {
+    std::string etags;
+    for (const auto& [device, state] : changes) {
+        if (!etags.empty()) etags += ",";
+        etags += R"({"account":"acct1","device":")" + device +
+                 R"(","type":"status","ts":)" + ts_text(ts) + R"(,"state":")" + state + "\"}";
+    }
+    return R"({"etags":[)" + etags + R"(],"now":)" + ts_text(now) + "}";
+}
+
+std::multiset<std::string> types_of(const json& answer) {
+    std::multiset<std::string> out;
+    for (const json& n : answer["notifications"]) {
+        out.insert(n["notifType"].get<std::string>() + ":" + n["device"].get<std::string>());
+    }
+    return out;
+}
+
+// A console-serving gateway: its port, and the token file.
+struct console_gateway {
+    child process;
+    int port = 0;
+};
+
+console_gateway start_console(rig& r, const std::string& name, bool with_token = true) {
+    console_gateway g;
+    g.port = support::pick_free_port();
+    std::vector<std::string> flags = {"--console-port", std::to_string(g.port)};
+    if (with_token) {
+        const fs::path token = r.dir() / (name + "-token");
+        write_text(token, TOKEN + "\n");
+        flags.insert(flags.end(), {"--console-token-file", token.string()});
+    }
+    g.process = r.gateway(name, flags);
+    REQUIRE_MESSAGE(support::wait_until([&] { return support::port_accepts(g.port); }, 10s),
+                    g.process.err());
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("the console refuses writes without its token, answers bad requests with why, and "
+          "reads without the token") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    console_gateway g = start_console(r, "gwC");
+    const std::string silence =
+        R"({"matchers":{"account":"acct1"},"duration":600,"comment":"test"})";
+    const api_reply none = api(g.port, "POST", "/api/v1/silences", silence, "");
+    CHECK(none.status == 401);
+    CHECK(none.www_authenticate == "Bearer");
+    CHECK(none.body["error"] == "this needs the console's token: Authorization: Bearer TOKEN");
+    CHECK(api(g.port, "POST", "/api/v1/silences", silence, TOKEN + "x").status == 401);
+    CHECK(api(g.port, "DELETE", "/api/v1/deadletters?all=1", "", "wrong-token-wrong-token")
+              .status == 401);
+    const api_reply made = api(g.port, "POST", "/api/v1/silences", silence);
+    REQUIRE(made.status == 201);
+    CHECK(made.body["silence"]["status"] == "active");
+    CHECK(made.body["silence"]["createdBy"] == "api");
+    const api_reply list = api(g.port, "GET", "/api/v1/silences", "", "");
+    REQUIRE(list.status == 200);
+    REQUIRE(list.body["silences"].size() == 1);
+    CHECK(list.body["silences"][0]["id"] == made.body["silence"]["id"]);
+
+    const api_reply bad = api(g.port, "POST", "/api/v1/silences", R"({"matchers":{}})");
+    CHECK(bad.status == 400);
+    CHECK(bad.body["error"] == "matchers must have at least one matcher");
+    const api_reply not_json = api(g.port, "POST", "/api/v1/silences", "{nope");
+    CHECK(not_json.status == 400);
+    CHECK(not_json.body["error"].get<std::string>().rfind("the body is not JSON", 0) == 0);
+    CHECK(api(g.port, "GET", "/api/v1/nothing").status == 404);
+    CHECK(api(g.port, "DELETE", "/api/v1/silences/0000000000000000").status == 404);
+    CHECK(api(g.port, "GET", "/api/v1/deadletters/not-an-id").status == 404);
+    CHECK(api(g.port, "GET", "/api/v1/deadletters?count=0").status == 400);
+    CHECK(api(g.port, "DELETE", "/api/v1/deadletters").body["error"] ==
+          "purging every dead letter needs ?all=1");
+    // A body over the bound is refused before it is read.
+    CHECK(api(g.port, "POST", "/api/v1/silences", std::string(300 * 1024, ' ')).status == 413);
+
+    // Without a token file, the console only reads.
+    console_gateway reader = start_console(r, "gwR", false);
+    const api_reply off = api(reader.port, "POST", "/api/v1/silences", silence);
+    CHECK(off.status == 403);
+    CHECK(off.body["error"] == "writes are off: alertgw runs without --console-token-file");
+    CHECK(api(reader.port, "GET", "/api/v1/silences", "", "").body["silences"].size() == 1);
+    CHECK(exited_zero(g.process.stop()));
+    CHECK(exited_zero(reader.process.stop()));
+}
+
+TEST_CASE("a silence made through the console holds back both containers' Offlines from their "
+          "next batch, and ended early, what is still down is announced at once") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    console_gateway g = start_console(r, "gwS");
+    const fs::path config = r.dir() / "config.json";
+    write_text(config, R"({"accounts":{"acct1":{"recipients":["ops@example.com"],"devices":)"
+                       R"({"cam1":{},"cam2":{},"cam3":{}}}}})");
+    const json env = {{"ALERT_CONFIG", config.string()},
+                      {"ALERT_REDIS_URL", r.redis().url()},
+                      {"ALERT_REDIS_PREFIX", PREFIX}};
+    auto p1 = start_monitor(env);
+    auto p2 = start_monitor(env);
+    const double w = wall_now();
+    // Both containers have read the silences' version (none) before the silence exists.
+    CHECK(run_batch(*p1, status_batch({}, w, w))["notifications"].empty());
+    CHECK(run_batch(*p2, status_batch({}, w, w))["notifications"].empty());
+    const api_reply made = api(
+        g.port, "POST", "/api/v1/silences",
+        R"({"matchers":{"account":"acct1","notifType":"Offline"},"duration":3600,"createdBy":"ops"})");
+    REQUIRE(made.status == 201);
+    const std::string id = made.body["silence"]["id"];
+
+    run_batch(*p1, status_batch({{"cam1", "offline"}}, w + 1, w + 1));
+    run_batch(*p2, status_batch({{"cam2", "offline"}}, w + 2, w + 2));
+    const json held = run_batch(*p2, status_batch({}, w + 400, w + 400));
+    CHECK(held["notifications"].empty());
+    CHECK(held["stats"]["silenced"] == 2);
+    CHECK(run_batch(*p1, status_batch({}, w + 401, w + 401))["notifications"].empty());
+
+    const api_reply ended =
+        api(g.port, "DELETE", "/api/v1/silences/" + id, R"({"by":"ops"})");
+    REQUIRE(ended.status == 200);
+    CHECK(ended.body["silence"]["status"] == "ended");
+    CHECK(ended.body["silence"]["endedBy"] == "expired by ops");
+    // Both Offlines from the next batch of either container (p1 here), once.
+    const json announced = run_batch(*p1, status_batch({}, w + 402, w + 402));
+    CHECK(types_of(announced) == std::multiset<std::string>{"Offline:cam1", "Offline:cam2"});
+    CHECK(run_batch(*p2, status_batch({}, w + 403, w + 403))["notifications"].empty());
+    // The devices it no longer holds are not read again by every batch: nothing left due.
+    CHECK(r.redis().command({"ZCOUNT", PREFIX + "due", "-inf", ts_text(w + 403)}) == "0");
+
+    // Until resolved: cam3's outage was announced; its silence ends with the device's return,
+    // and the Online that closes the outage goes out.
+    run_batch(*p1, status_batch({{"cam3", "offline"}}, w + 500, w + 500));
+    CHECK(types_of(run_batch(*p2, status_batch({}, w + 800, w + 800))) ==
+          std::multiset<std::string>{"Offline:cam3"});
+    const api_reply until = api(
+        g.port, "POST", "/api/v1/silences",
+        R"({"matchers":{"account":"acct1","device":"cam3"},"untilResolved":true})");
+    REQUIRE(until.status == 201);
+    run_batch(*p2, status_batch({{"cam3", "online"}}, w + 900, w + 900));
+    json silences = api(g.port, "GET", "/api/v1/silences").body["silences"];
+    REQUIRE(silences.size() == 2);
+    CHECK(silences[1]["untilResolved"] == true);
+    CHECK(silences[1]["endedBy"] == "resolved");
+    CHECK(silences[1]["status"] == "ended");
+    CHECK(types_of(run_batch(*p1, status_batch({}, w + 1000, w + 1000))) ==
+          std::multiset<std::string>{"Online:cam3"});
+    CHECK(exited_zero(g.process.stop()));
+}
+
+TEST_CASE("a dead letter replayed through the console is delivered once, to the target that "
+          "gave up only, and cannot be replayed twice") {
+    rig r;
+    r.start_smtp();
+    r.start_hook("ok", {"poison-0"});  // the webhook refuses that key with 500
+    console_gateway g = start_console(r, "gwD");
+    r.add("poison", 1);
+    child other = r.gateway("gwD2", {"--max-attempts", "1"});
+    REQUIRE(support::wait_until([&] { return r.dead_letters().size() == 1; }, 20s));
+    REQUIRE(support::wait_until([&] { return r.mail_keys().count("poison-0") == 1; }, 10s));
+    const api_reply list = api(g.port, "GET", "/api/v1/deadletters", "", "");
+    REQUIRE(list.status == 200);
+    CHECK(list.body["total"] == 1);
+    REQUIRE(list.body["deadLetters"].size() == 1);
+    const json letter = list.body["deadLetters"][0];
+    CHECK(letter["key"] == "poison-0");
+    CHECK(letter["target"] == r.hook_name());
+    CHECK(letter["error"] == "HTTP 500");
+    CHECK(letter["n"]["dedupKey"] == "poison-0");
+    const std::string id = letter["id"];
+    CHECK(api(g.port, "GET", "/api/v1/deadletters/" + id, "", "").body["deadLetter"]["key"] ==
+          "poison-0");
+
+    // The receiver is fixed; the replay goes to the webhook only.
+    r.start_hook();
+    const api_reply replayed = api(g.port, "POST", "/api/v1/deadletters/" + id + "/replay");
+    REQUIRE(replayed.status == 200);
+    CHECK(replayed.body["replayed"] == id);
+    CHECK(api(g.port, "POST", "/api/v1/deadletters/" + id + "/replay").status == 404);
+    REQUIRE(support::wait_until([&] { return r.hook_keys().count("poison-0") == 1; }, 20s));
+    CHECK(support::wait_until([&] { return r.pending_count() == "0"; }, 10s));
+    std::this_thread::sleep_for(500ms);  // nothing more arrives
+    CHECK(r.hook_keys().count("poison-0") == 1);
+    CHECK(r.mail_keys().count("poison-0") == 1);  // not e-mailed again
+    CHECK(r.dead_letters().empty());
+    CHECK(api(g.port, "GET", "/api/v1/deadletters").body["total"] == 0);
+    // The recent notifications list shows both outbox entries of it.
+    const json recent = api(g.port, "GET", "/api/v1/notifications?count=5").body["notifications"];
+    REQUIRE(recent.size() == 2);
+    CHECK(recent[0]["only"] == r.hook_name());
+    CHECK(recent[1]["key"] == "poison-0");
+    CHECK(exited_zero(other.stop()));
+    CHECK(exited_zero(g.process.stop()));
+}
