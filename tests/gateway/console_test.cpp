@@ -36,13 +36,13 @@ double wall_now() { return static_cast<double>(std::time(nullptr)); }
 
 std::string ts_text(double t) { return std::to_string(t); }
 
-std::string status_batch(const std::vector<std::pair<std::string, std::string>>& changes,
-                         double ts, double now) {
+std::string status_batch(const std::vector<std::pair<std::string, std::string>>& changes, double ts,
+                         double now) {
     std::string etags;
     for (const auto& [device, state] : changes) {
         if (!etags.empty()) etags += ",";
-        etags += R"({"account":"acct1","device":")" + device +
-                 R"(","type":"status","ts":)" + ts_text(ts) + R"(,"state":")" + state + "\"}";
+        etags += R"({"account":"acct1","device":")" + device + R"(","type":"status","ts":)" +
+                 ts_text(ts) + R"(,"state":")" + state + "\"}";
     }
     return R"({"etags":[)" + etags + R"(],"now":)" + ts_text(now) + "}";
 }
@@ -91,8 +91,9 @@ TEST_CASE("the console refuses writes without its token, answers bad requests wi
     CHECK(none.www_authenticate == "Bearer");
     CHECK(none.body["error"] == "this needs the console's token: Authorization: Bearer TOKEN");
     CHECK(api(g.port, "POST", "/api/v1/silences", silence, TOKEN + "x").status == 401);
-    CHECK(api(g.port, "DELETE", "/api/v1/deadletters?all=1", "", "wrong-token-wrong-token")
-              .status == 401);
+    CHECK(
+        api(g.port, "DELETE", "/api/v1/deadletters?all=1", "", "wrong-token-wrong-token").status ==
+        401);
     const api_reply made = api(g.port, "POST", "/api/v1/silences", silence);
     REQUIRE(made.status == 201);
     CHECK(made.body["silence"]["status"] == "active");
@@ -158,8 +159,7 @@ TEST_CASE("a silence made through the console holds back both containers' Offlin
     CHECK(held["stats"]["silenced"] == 2);
     CHECK(run_batch(*p1, status_batch({}, w + 401, w + 401))["notifications"].empty());
 
-    const api_reply ended =
-        api(g.port, "DELETE", "/api/v1/silences/" + id, R"({"by":"ops"})");
+    const api_reply ended = api(g.port, "DELETE", "/api/v1/silences/" + id, R"({"by":"ops"})");
     REQUIRE(ended.status == 200);
     CHECK(ended.body["silence"]["status"] == "ended");
     CHECK(ended.body["silence"]["endedBy"] == "expired by ops");
@@ -175,9 +175,9 @@ TEST_CASE("a silence made through the console holds back both containers' Offlin
     run_batch(*p1, status_batch({{"cam3", "offline"}}, w + 500, w + 500));
     CHECK(types_of(run_batch(*p2, status_batch({}, w + 800, w + 800))) ==
           std::multiset<std::string>{"Offline:cam3"});
-    const api_reply until = api(
-        g.port, "POST", "/api/v1/silences",
-        R"({"matchers":{"account":"acct1","device":"cam3"},"untilResolved":true})");
+    const api_reply until =
+        api(g.port, "POST", "/api/v1/silences",
+            R"({"matchers":{"account":"acct1","device":"cam3"},"untilResolved":true})");
     REQUIRE(until.status == 201);
     run_batch(*p2, status_batch({{"cam3", "online"}}, w + 900, w + 900));
     json silences = api(g.port, "GET", "/api/v1/silences").body["silences"];

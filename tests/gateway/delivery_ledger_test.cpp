@@ -336,12 +336,31 @@ TEST_CASE("an outbox record: recipients read, a bad one named") {
     using alerts::gateway::outbox_record;
     using alerts::gateway::read_record;
     using alerts::gateway::unreadable;
-    const auto good = read_record({"1-0", false, "k", R"({"recipients":["a@x.org",3]})"});
+    const auto good = read_record({"1-0", false, "k", R"({"recipients":["a@x.org",3]})", "", ""});
     REQUIRE(std::holds_alternative<new_entry>(good));
     CHECK(std::get<new_entry>(good).recipients == std::vector<std::string>{"a@x.org"});
-    CHECK(std::get<unreadable>(read_record({"1-0", false, "k", "{"}))
+    CHECK(std::get<unreadable>(read_record({"1-0", false, "k", "{", "", ""}))
               .problem.rfind("the notification is not JSON", 0) == 0);
-    CHECK(std::get<unreadable>(read_record({"1-0", false, "", "{}"})).problem == "no dedup key");
-    CHECK(std::get<unreadable>(read_record({"1-0", false, "k", "[]"})).problem ==
+    CHECK(std::get<unreadable>(read_record({"1-0", false, "", "{}", "", ""})).problem ==
+          "no dedup key");
+    CHECK(std::get<unreadable>(read_record({"1-0", false, "k", "[]", "", ""})).problem ==
           "the notification is not a JSON object");
+}
+
+TEST_CASE("a replayed dead letter goes to its own target only, e-mail to its refused recipients") {
+    using alerts::gateway::read_record;
+    auto ledger = make_ledger();
+    const std::string n = R"({"recipients":["a@x.org","b@x.org"]})";
+    ledger.add(std::get<new_entry>(read_record({"1-0", false, "k1", n, "hook", ""})));
+    std::vector<send_order> sends = ledger.take_sends();
+    REQUIRE(sends.size() == 1);
+    CHECK(sends[0].target == HOOK);
+    ledger.add(std::get<new_entry>(read_record({"2-0", false, "k2", n, "email", "b@x.org"})));
+    sends = ledger.take_sends();
+    REQUIRE(sends.size() == 1);
+    CHECK(sends[0].target == EMAIL);
+    CHECK(sends[0].recipients == std::vector<std::string>{"b@x.org"});
+    // A dead letter of the whole entry ("all": it was unreadable) goes to every target.
+    ledger.add(std::get<new_entry>(read_record({"3-0", false, "k3", n, "all", ""})));
+    CHECK(ledger.take_sends().size() == 2);
 }

@@ -3,24 +3,6 @@
 // free ports, the real alertgw binary, the monitor action in real proxies, and helpers.
 #pragma once
 
-#include <arpa/inet.h>
-#include <doctest/doctest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <chrono>
-#include <csignal>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <memory>
-#include <nlohmann/json.hpp>
-#include <set>
-#include <sstream>
-#include <string>
-#include <thread>
-#include <vector>
 #include "../alerts/redis_server.hpp"
 #include "archive_builder.hpp"
 #include "expectations.hpp"
@@ -34,9 +16,26 @@
 #include "prometheus_text.hpp"
 #include "proxy_process.hpp"
 #include "test_util.hpp"
+#include <arpa/inet.h>
+#include <chrono>
+#include <csignal>
+#include <doctest/doctest.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
 
 namespace gwtest {
-
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -354,7 +353,9 @@ inline std::set<std::string> keys_of(const std::map<std::string, std::string>& m
     for (const auto& [k, v] : m) s.insert(k);
     return s;
 }
-inline std::set<std::string> distinct(const std::multiset<std::string>& m) { return {m.begin(), m.end()}; }
+inline std::set<std::string> distinct(const std::multiset<std::string>& m) {
+    return {m.begin(), m.end()};
+}
 
 inline double metric(const std::string& text, const std::string& name_and_labels) {
     for (const std::string& l : lines_of(text)) {
@@ -364,8 +365,6 @@ inline double metric(const std::string& text, const std::string& name_and_labels
     return -1;
 }
 
-
-
 inline json run_batch(const support::proxy_process& proxy, const std::string& value) {
     const support::http_reply reply = proxy.run_raw("{\"value\":" + value + "}");
     REQUIRE_MESSAGE(reply.status == 200, support::shorten(reply.body));
@@ -373,6 +372,5 @@ inline json run_batch(const support::proxy_process& proxy, const std::string& va
     REQUIRE_MESSAGE(answer.contains("notifications"), support::shorten(reply.body));
     return answer;
 }
-
 
 }  // namespace gwtest

@@ -1,10 +1,10 @@
 // redis_silences.cpp — the Redis store's side of the silences made at run time (docs/alerts.md,
 // "Silences"). alertgw's API keeps them in the hash <prefix>silences (id -> JSON) and bumps
 // <prefix>silences:v with every change (a new token each time, never a count: a Redis emptied
-// and written again cannot give an old version back). Each batch's first round trip reads the version (one
-// GET among its reads); only when it differs from the one the core has are the silences read
-// again (HGETALL, a round trip of its own). An until-resolved silence whose device a batch saw
-// back online is ended here, after that batch's commit, compare-and-set on its text.
+// and written again cannot give an old version back). Each batch's first round trip reads the
+// version (one GET among its reads); only when it differs from the one the core has are the
+// silences read again (HGETALL, a round trip of its own). An until-resolved silence whose device a
+// batch saw back online is ended here, after that batch's commit, compare-and-set on its text.
 #include <iostream>
 
 #include "core/silence.hpp"
@@ -46,7 +46,8 @@ void redis_store::load_silences(alert_core& core, const redisReply* version) {
             for (std::size_t i = 0; i + 1 < all->elements; i += 2) {
                 const std::string id = text_of(all->element[i]);
                 try {
-                    silence s = silence_from_json(nlohmann::json::parse(text_of(all->element[i + 1])));
+                    silence s =
+                        silence_from_json(nlohmann::json::parse(text_of(all->element[i + 1])));
                     if (s.id != id) throw silence_error("its id is not its field's name");
                     set->silences.push_back(std::move(s));
                 } catch (const std::exception& error) {
@@ -73,14 +74,13 @@ void redis_store::end_resolved_silences(const std::vector<std::string>& ids, dou
             s.expired_at = now;
             s.ended_by = "resolved";
             const std::string token = "resolved-" + id + "-" + std::to_string(now);
-            client_.append({"EVAL", END_SILENCE_SCRIPT, "2", silences_key_,
-                            silences_version_key_, id, text, silence_json(s).dump(), token});
+            client_.append({"EVAL", END_SILENCE_SCRIPT, "2", silences_key_, silences_version_key_,
+                            id, text, silence_json(s).dump(), token});
             (void)client_.replies(1);
         }
     } catch (const std::exception& error) {
         // The batch stands; the next batch that sees the device online ends the silence.
-        std::cerr << "alerts: warning: could not end a resolved silence: " << error.what()
-                  << "\n";
+        std::cerr << "alerts: warning: could not end a resolved silence: " << error.what() << "\n";
     }
 }
 

@@ -45,7 +45,8 @@ std::size_t count_of(const http_request& request, std::size_t fallback) {
     if (text.empty()) return fallback;
     if (text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos ||
         std::stoul(text) == 0 || std::stoul(text) > MAX_COUNT) {
-        throw bad_request{400, "count must be a whole number from 1 to " + std::to_string(MAX_COUNT)};
+        throw bad_request{400,
+                          "count must be a whole number from 1 to " + std::to_string(MAX_COUNT)};
     }
     return std::stoul(text);
 }
@@ -143,8 +144,8 @@ http_response console_api::route(const http_request& request) {
                 body.is_object() && body.contains("by") && body["by"].is_string()
                     ? body["by"].get<std::string>().substr(0, SILENCE_MAX_TEXT)
                     : "";
-            return answer(200, {{"silence", silence_view(store_.expire_silence(s[3], who, now),
-                                                         now)}});
+            return answer(200,
+                          {{"silence", silence_view(store_.expire_silence(s[3], who, now), now)}});
         }
     } else if (s.size() >= 3 && s[2] == "deadletters") {
         if (s.size() == 3 && read) {

@@ -134,8 +134,7 @@ std::vector<silence> console_store::silences() {
 
 void console_store::add_silence(const silence& s) {
     const auto r = run({{"EVAL", ADD_SILENCE, "2", prefix_ + "silences", prefix_ + "silences:v",
-                         s.id, silence_json(s).dump(), std::to_string(SILENCES_MAX),
-                         new_token()}});
+                         s.id, silence_json(s).dump(), std::to_string(SILENCES_MAX), new_token()}});
     if (r[0]->type != REDIS_REPLY_INTEGER || r[0]->integer != 1) {
         throw console_refusal(409, "there are " + std::to_string(SILENCES_MAX) +
                                        " silences already: delete ended ones first");
@@ -152,14 +151,14 @@ silence console_store::expire_silence(const std::string& id, const std::string& 
     s.ended_by = who.empty() ? "expired" : "expired by " + who;
     std::string devices;  // the device keys' prefix of its account (redis_records.cpp's form)
     if (!s.match.account.empty()) {
-        devices = prefix_ + "d:" + std::to_string(s.match.account.size()) + ":" +
-                  s.match.account + ":";
+        devices =
+            prefix_ + "d:" + std::to_string(s.match.account.size()) + ":" + s.match.account + ":";
     }
     char now_text[32];
     std::snprintf(now_text, sizeof now_text, "%.3f", now);
-    const auto e = run({{"EVAL", END_SILENCE, "3", prefix_ + "silences", prefix_ + "silences:v",
-                         prefix_ + "due", id, was, silence_json(s).dump(), new_token(), now_text,
-                         devices, "100000"}});
+    const auto e = run(
+        {{"EVAL", END_SILENCE, "3", prefix_ + "silences", prefix_ + "silences:v", prefix_ + "due",
+          id, was, silence_json(s).dump(), new_token(), now_text, devices, "100000"}});
     if (e[0]->type == REDIS_REPLY_INTEGER && e[0]->integer < 0) {
         throw console_refusal(409, "silence " + id + " changed meanwhile: try again");
     }
@@ -167,8 +166,8 @@ silence console_store::expire_silence(const std::string& id, const std::string& 
 }
 
 json console_store::dead_letters(std::size_t count) {
-    const auto r = run({{"XREVRANGE", prefix_ + "deadletter", "+", "-", "COUNT",
-                         std::to_string(count)}});
+    const auto r =
+        run({{"XREVRANGE", prefix_ + "deadletter", "+", "-", "COUNT", std::to_string(count)}});
     json out = json::array();
     const redisReply* list = r[0].get();
     for (std::size_t i = 0; list->type == REDIS_REPLY_ARRAY && i < list->elements; ++i) {
