@@ -164,6 +164,7 @@ const batch_result& alert_core::process(const std::vector<etag>& batch, double n
     result_.notifications.clear();
     result_.affected.clear();
     result_.resolved_silences.clear();
+    result_.held.clear();
     result_.stats = batch_stats{};
     result_.stats.etags = batch.size();
     now_ = now;

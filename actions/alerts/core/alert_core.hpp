@@ -36,6 +36,8 @@ struct core_options {
     /// bound existed. The device's next ETag repairs them (docs/alerts.md, "Timestamps").
     /// Infinity (the default of the bare core): every time is trusted.
     double trusted_future = std::numeric_limits<double>::infinity();
+    /// List what the rules hold back (batch_result::held): for a store that keeps it.
+    bool explain = false;
 };
 
 /// What process() changed that a restart would lose.
@@ -81,6 +83,9 @@ public:
     /// its flapping may stop, a reminder is due (+infinity: never). What a store that keeps
     /// timers outside the process (redis_store's due set) schedules it at.
     double next_due(std::uint32_t device) const;
+    /// What holds a device's notification back now (SLOT_SILENCED): a silence's id, or
+    /// "maintenance"; "" when nothing does.
+    std::string held_by(std::uint32_t device) const;
     /// Bytes held by the per-device structures (table, slots, timers, ids, cooldowns).
     std::size_t memory_bytes() const;
 
@@ -164,7 +169,12 @@ private:
     double reminder_due(std::uint32_t device) const;
     bool may_silence() const;
     double silenced_until(std::uint32_t device, double t, notif_type type,
-                          const region_config* region = nullptr) const;
+                          const region_config* region = nullptr,
+                          std::string_view* by = nullptr) const;
+    void explain(std::uint32_t device, notif_type type, const char* rule, double event_ts,
+                 std::string by, std::string detail);
+    void explain_silence(std::uint32_t device, notif_type type, double t, double event_ts,
+                         const region_config* region = nullptr);
     bool silenced_at(std::uint32_t device, double t, notif_type type);
     void note_resolved_silences();
     std::uint32_t bridge_of(std::uint32_t device) const;

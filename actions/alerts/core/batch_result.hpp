@@ -41,6 +41,20 @@ struct notification {
     std::uint32_t affected = 0;
 };
 
+/// A notification the rules held back (docs/alerts.md, "Explanations"): which, when, and the
+/// rule that decided it — "hold" (back before its hold ended), "flapping", "bridge" (inhibited
+/// by its bridge's outage), "silence" (`by`: the silence's id), "maintenance", "reminders" (the
+/// schedule's last reminder went out).
+struct held_back {
+    std::uint32_t device = 0;
+    notif_type type = notif_type::offline;
+    const char* rule = "";
+    double ts = 0;        // the decision's time (the batch's now)
+    double event_ts = 0;  // the change or event it is about
+    std::string by;       // the silence's id, the bridge's device id
+    std::string detail;   // in words
+};
+
 struct delay_summary {
     double max = 0;
     double p50 = 0;
@@ -73,6 +87,7 @@ struct batch_result {
     std::vector<std::uint32_t> affected;  // device indices (see notification::affected)
     // Until-resolved silences whose device this batch saw back online: the store ends them.
     std::vector<std::string> resolved_silences;
+    std::vector<held_back> held;  // what the rules held back in this batch
     batch_stats stats;
 };
 

@@ -92,8 +92,22 @@ bool alert_core::apply_state(std::uint32_t device, const etag& e) {
         d.state = e.state;
         d.hold_ts = e.ts;  // when the current state began
         ++result_.stats.flapping;
+        if (options_.explain)
+            explain(device, notif_for(e.state), "flapping", e.ts, {},
+                    "the device is flapping: no state notification until it is stable");
     } else {
-        observe_state(d, e.state, e.ts);
+        const double held_since = d.hold_ts;
+        const bool held_elsewhere = (d.flags & (SLOT_SILENCED | SLOT_INHIBITED)) != 0;
+        if (observe_state(d, e.state, e.ts) == state_effect::flap && !held_elsewhere) {
+            // Back to the announced state before the hold ended: nothing was sent.
+            if (options_.explain)
+                explain(device, notif_for(before), "hold", held_since, {},
+                        std::string("back ") + std::string(name_of(e.state)) + " after " +
+                            std::to_string(static_cast<long long>(e.ts - held_since)) +
+                            " s, inside the " +
+                            std::to_string(static_cast<long long>(config_->holds.of(before))) +
+                            " s hold");
+        }
         d.flags &= static_cast<std::uint8_t>(~(SLOT_SILENCED | SLOT_INHIBITED));
         // Reminders follow a device that stays down; back up (observed), they stop.
         if (e.state == device_state::online) d.flags &= static_cast<std::uint8_t>(~SLOT_REMIND);
@@ -175,6 +189,7 @@ bool alert_core::apply_motion(std::uint32_t device, const etag& e) {
     }
     if (may_silence() && silenced_until(device, e.ts, notif_type::alert, region) > e.ts) {
         ++result_.stats.silenced;  // inside a window or a silence: not sent, not deferred
+        if (options_.explain) explain_silence(device, notif_type::alert, e.ts, e.ts, region);
         return false;
     }
     if (!cooled_down(device, *region, e.ts)) {

@@ -97,7 +97,7 @@ bool alert_core::may_silence() const {
 // for motion) of the device at `t`: `t` when none does. Windows and silences that overlap or
 // touch chain up.
 double alert_core::silenced_until(std::uint32_t device, double t, notif_type type,
-                                  const region_config* region) const {
+                                  const region_config* region, std::string_view* by) const {
     if (!may_silence()) return t;
     const std::int32_t acfg = accounts_[slots_[device].account].cfg;
     const std::vector<maintenance_window>* windows = nullptr;
@@ -123,6 +123,7 @@ double alert_core::silenced_until(std::uint32_t device, double t, notif_type typ
         if (windows) {
             for (const maintenance_window& w : *windows) {
                 if (w.from <= end && end < w.until && (w.device.empty() || w.device == id)) {
+                    if (by && end == t) *by = "maintenance";
                     end = w.until;
                     moved = true;
                 }
@@ -131,6 +132,7 @@ double alert_core::silenced_until(std::uint32_t device, double t, notif_type typ
         if (any_silence) {
             for (const silence& s : silences_->silences) {
                 if (s.starts_at <= end && end < s.end() && silence_matches(s, subject)) {
+                    if (by && end == t) *by = s.id;
                     end = s.end();
                     moved = true;
                 }
@@ -143,7 +145,46 @@ double alert_core::silenced_until(std::uint32_t device, double t, notif_type typ
 bool alert_core::silenced_at(std::uint32_t device, double t, notif_type type) {
     if (!may_silence() || silenced_until(device, t, type) <= t) return false;
     ++result_.stats.silenced;
+    if (options_.explain) explain_silence(device, type, t, t);
     return true;
+}
+
+void alert_core::explain(std::uint32_t device, notif_type type, const char* rule, double event_ts,
+                         std::string by, std::string detail) {
+    held_back h;
+    h.device = device;
+    h.type = type;
+    h.rule = rule;
+    h.ts = now_;
+    h.event_ts = event_ts;
+    h.by = std::move(by);
+    h.detail = std::move(detail);
+    result_.held.push_back(std::move(h));
+}
+
+// Which window or silence holds a notification back at `t`, and until when, in words.
+void alert_core::explain_silence(std::uint32_t device, notif_type type, double t, double event_ts,
+                                 const region_config* region) {
+    std::string_view by;
+    const double until = silenced_until(device, t, type, region, &by);
+    const bool window = by == "maintenance";
+    std::string detail = window ? "inside a maintenance window" : "silenced";
+    if (until < NEVER) {
+        detail += " until " + std::to_string(static_cast<long long>(until));
+    } else {
+        detail += " until the device is back online";
+    }
+    explain(device, type, window ? "maintenance" : "silence", event_ts,
+            window ? std::string() : std::string(by), std::move(detail));
+}
+
+std::string alert_core::held_by(std::uint32_t device) const {
+    const device_slot& d = slots_[device];
+    if (!(d.flags & SLOT_SILENCED) || !may_silence()) return {};
+    std::string_view by;
+    const double due = hold_due(d, config_->holds);
+    (void)silenced_until(device, std::max(due, now_), notif_for(d.state), nullptr, &by);
+    return std::string(by);
 }
 
 // An until-resolved silence ends when this batch saw its device online (docs/alerts.md,
@@ -230,7 +271,13 @@ bool alert_core::step(std::uint32_t device, double t, int depth) {
     if (reminder <= hold) {
         noise_entry& ne = noise_[device];
         const std::uint32_t k = ++ne.reminders_sent;
-        if (k >= config_->reminders.size()) d.flags = clear_bits(d.flags, SLOT_REMIND);
+        if (k >= config_->reminders.size()) {
+            d.flags = clear_bits(d.flags, SLOT_REMIND);
+            if (options_.explain)
+                explain(device, notif_type::still_offline, "reminders", reminder, {},
+                        "the last of " + std::to_string(config_->reminders.size()) +
+                            " reminders: none after it while the device stays down");
+        }
         if (!silenced_at(device, reminder, notif_type::still_offline)) {
             notification n;
             n.type = notif_type::still_offline;
@@ -265,6 +312,7 @@ bool alert_core::step(std::uint32_t device, double t, int depth) {
         if (w > t) {  // inside a maintenance window: held back to its end
             d.flags |= SLOT_SILENCED;
             ++result_.stats.silenced;
+            if (options_.explain) explain_silence(device, notif_for(d.state), h, d.hold_ts);
             return true;
         }
     }
@@ -309,6 +357,12 @@ void alert_core::inhibit(std::uint32_t device) {
     device_slot& d = slots_[device];
     d.flags = clear_bits(d.flags, SLOT_SILENCED) | SLOT_INHIBITED;
     ++result_.stats.inhibited;
+    if (options_.explain) {
+        const device_config* cfg = device_cfg(device);
+        const std::string bridge = cfg ? cfg->bridge : std::string();
+        explain(device, notif_for(d.state), "bridge", d.hold_ts, bridge,
+                "its bridge " + bridge + " is down: the bridge's notification covers it");
+    }
     mark_dirty(device);
 }
 

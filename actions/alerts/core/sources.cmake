@@ -8,6 +8,7 @@ set(ALERT_CORE_FILES
     core_noise.cpp
     core_records.cpp
     dedup_key.cpp
+    device_status.cpp
     etag_fields.cpp
     log_text.cpp
     notification_log.cpp

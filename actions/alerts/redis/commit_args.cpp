@@ -53,6 +53,7 @@ void commit_contents::clear() {
     checks.clear();
     ids.clear();
     notes.clear();
+    extras.clear();
 }
 
 std::size_t append_commit_args(std::string& out, const commit_settings& settings,
@@ -71,7 +72,18 @@ std::size_t append_commit_args(std::string& out, const commit_settings& settings
     resp_number(out, settings.outbox_trim_above);
     resp_number(out, c);
     append_values(out, contents);
-    return 1 + numkeys + 7 + 3 * n + 2 * c + 2 * m;
+    const std::size_t x = contents.extras.size();
+    if (x == 0) return 1 + numkeys + 7 + 3 * n + 2 * c + 2 * m;
+    resp_number(out, x);
+    resp_arg(out, settings.now_key);
+    resp_arg(out, std::to_string(settings.history_length));
+    resp_arg(out, std::to_string(settings.history_ttl));
+    for (const commit_extra& e : contents.extras) {
+        resp_arg(out, std::string_view(&e.op, 1));
+        resp_arg(out, e.key);
+        resp_arg(out, e.value);
+    }
+    return 1 + numkeys + 7 + 3 * n + 2 * c + 2 * m + 4 + 3 * x;
 }
 
 }  // namespace alerts

@@ -7,6 +7,8 @@
 //   ARGV: N, the id TTL, the creations log's length, M, the outbox's cap and trim length, C,
 //         per written device its record as read, its new record and its due time, per checked
 //         device its record as read and its due time, per notification its key and its JSON;
+//         then, only when there are any, the extras: their count X, the devices-now hash, the
+//         history's length and time to live, and per extra its op, key and value;
 // in the protocol's form (RESP bulk strings), straight into one reused buffer. The creations
 // log's entries (at most 1,000 keys each) are the script's own: it names the created keys from
 // the written ones.
@@ -28,6 +30,9 @@ struct commit_settings {
     int log_length = 10000;                // the creations log's approximate MAXLEN
     std::size_t outbox_maxlen = 1000000;   // ALERT_OUTBOX_MAXLEN
     std::size_t outbox_trim_above = 1000;  // trim acknowledged entries past this length
+    std::string_view now_key;              // the devices-now hash (<prefix>now)
+    int history_length = 50;               // explanations kept per device
+    int history_ttl = 30 * 86400;          // seconds a device's history outlives its last one
 };
 
 /// A device the commit writes: its record as read ("": none), its new record, and when its
@@ -51,17 +56,28 @@ struct commit_note {
     std::string_view key, json;
 };
 
+/// What the commit keeps for alertgw's console, after everything else (docs/alerts.md,
+/// "State and explanations"): 'H' sets a device's entry in the devices-now hash (key: the
+/// field, value: its JSON), 'D' removes it, 'W' pushes an explanation onto a device's history
+/// (key: the history's key, value: its JSON; the history keeps its newest `history_length`).
+struct commit_extra {
+    char op = 'H';
+    std::string_view key, value;
+};
+
 /// One commit's contents (the store keeps one, reused from batch to batch).
 struct commit_contents {
     std::vector<commit_write> writes;
     std::vector<commit_check> checks;
     std::vector<std::uint64_t> ids;  // id hashes to remember (alert_core::id_hash)
     std::vector<commit_note> notes;  // empty when the outbox is off
+    std::vector<commit_extra> extras;
     void clear();
 };
 
 /// Appends to `out` the arguments after the script (numkeys, KEYS, ARGV) as RESP bulk
-/// strings; returns how many it appended (1 + numkeys + 7 + 3N + 2C + 2M).
+/// strings; returns how many it appended (1 + numkeys + 7 + 3N + 2C + 2M, and 4 + 3X with
+/// extras).
 std::size_t append_commit_args(std::string& out, const commit_settings& settings,
                                const commit_contents& contents);
 

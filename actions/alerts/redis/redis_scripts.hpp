@@ -8,9 +8,11 @@
 //         notification: its dedupKey and its JSON
 // A checked device (a bridge or camera of a written one) is compared like the written ones,
 // not written; only its due time is set.
+// Extras (commit_args.hpp: the console's devices-now hash and per-device histories) follow the
+// notifications when a commit has any: written last, each on its own.
 // Returns {1, pending holds, device records, outbox entries dropped over the cap, {indices of
-// device keys that held another type}} when written, {0, {conflicting indices}} when some
-// record changed since it was read (and then nothing is written).
+// device keys that held another type}, extras that failed} when written, {0, {conflicting indices}}
+// when some record changed since it was read (and then nothing is written).
 //
 // All or nothing (docs/alerts.md, "All or nothing"): Redis does not undo a script that fails
 // half-way, so the script is in two parts. The first only reads and checks: the records
@@ -68,7 +70,17 @@ if not (n and ttl and loglen and m and cap and above and c) then return refuse('
 local base = 7
 local checks = base + 3 * n
 local at = checks + 2 * c
-if #KEYS < 4 + n + c or #ARGV ~= at + 2 * m then return refuse('bad argument counts') end
+local extras = at + 2 * m
+local x = 0
+if #ARGV > extras then
+  x = whole(ARGV[extras + 1], 1, 1e9)
+  if not (x and whole(ARGV[extras + 3], 1, 1e6) and whole(ARGV[extras + 4], 1, 1e9)) then
+    return refuse('bad extras')
+  end
+end
+if #KEYS < 4 + n + c or (#ARGV ~= extras and #ARGV ~= extras + 4 + 3 * x) then
+  return refuse('bad argument counts')
+end
 local function score_ok(text)
   if text == '' then return true end
   local v = tonumber(text)
@@ -179,7 +191,29 @@ if m > 0 then
     end
   end
 end
-return {1, redis.call('ZCARD', KEYS[1]), total, dropped, replaced}
+-- The console's state and explanations, last: each a command of its own (pcall), so a key of
+-- another type costs its own write only; the reply counts those that failed.
+local failed = 0
+if x > 0 then
+  local nowkey, keep, ttl2 = ARGV[extras + 2], tonumber(ARGV[extras + 3]), ARGV[extras + 4]
+  for i = 0, x - 1 do
+    local op, k, v = ARGV[extras + 5 + 3 * i], ARGV[extras + 6 + 3 * i], ARGV[extras + 7 + 3 * i]
+    local r
+    if op == 'H' then
+      r = redis.pcall('HSET', nowkey, k, v)
+    elseif op == 'D' then
+      r = redis.pcall('HDEL', nowkey, k)
+    else
+      r = redis.pcall('LPUSH', k, v)
+      if type(r) ~= 'table' then
+        redis.call('LTRIM', k, 0, keep - 1)
+        redis.call('EXPIRE', k, ttl2)
+      end
+    end
+    if type(r) == 'table' then failed = failed + 1 end
+  end
+end
+return {1, redis.call('ZCARD', KEYS[1]), total, dropped, replaced, failed}
 )lua";
 
 }  // namespace alerts

@@ -43,6 +43,7 @@ redis_store::redis_store(redis_store_options options)
       devices_key_(options_.prefix + "devices"),
       log_key_(options_.prefix + "created"),
       outbox_key_(options_.prefix + "outbox"),
+      now_key_(options_.prefix + "now"),
       silences_key_(options_.prefix + "silences"),
       silences_version_key_(options_.prefix + "silences:v") {}
 

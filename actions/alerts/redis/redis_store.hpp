@@ -164,6 +164,7 @@ private:
     void encode_records(const alert_core& core);
     std::string_view record_as_read(std::uint32_t index) const;
     void gather_notes(const alert_core& core, const batch_result& result);
+    void gather_extras(const alert_core& core, const batch_result& result);
     redis_reply run_commit(std::size_t args);
     bool take_commit_reply(const alert_core& core, const redisReply* r,
                            const std::vector<std::uint32_t>& devices, std::size_t m,
@@ -182,6 +183,7 @@ private:
     std::string devices_key_;
     std::string log_key_;
     std::string outbox_key_;
+    std::string now_key_;               // <prefix>now: the notable devices (the console's)
     std::string silences_key_;          // <prefix>silences: id -> the silence's JSON
     std::string silences_version_key_;  // <prefix>silences:v: a new token at every change
     std::string silences_version_;      // the version the core's silences were read at

@@ -1,5 +1,6 @@
 // redis_store_commit.cpp — a batch's commit (see redis_store.hpp): what it writes and compares,
 // its arguments (commit_args.hpp), the script's run and its reply.
+#include "core/device_status.hpp"
 #include "redis/redis_store.hpp"
 
 #include <algorithm>
@@ -94,6 +95,9 @@ void redis_store::list_commit_devices(const alert_core& core, const batch_result
     devices.assign(changes.devices.begin(), changes.devices.end());
     for (std::uint64_t key : changes.cooldowns) devices.push_back(core.cooldown_device(key));
     for (const notification& n : result.notifications) devices.push_back(n.device);
+    // A device whose notification was held back: its explanation is committed with its record
+    // (compare-and-set), so two containers do not both write it.
+    for (const held_back& h : result.held) devices.push_back(h.device);
     // A due device with nothing due (a silence ended early moved its time to now): its due
     // time is written again, or it would be read by every batch.
     for (std::uint32_t at : batch_.due_all) {
@@ -118,6 +122,7 @@ commit_settings redis_store::commit_settings_of_store() const {
     s.log_length = options_.log_length;
     s.outbox_maxlen = options_.outbox_maxlen;
     s.outbox_trim_above = options_.outbox_trim_above;
+    s.now_key = now_key_;
     return s;
 }
 
@@ -149,6 +154,40 @@ void redis_store::gather_commit(const alert_core& core, const batch_result& resu
     const std::vector<std::uint64_t>& ids = core.changes().ids;
     c.ids.assign(ids.begin(), ids.end());
     if (options_.outbox) gather_notes(core, result);
+    gather_extras(core, result);
+}
+
+// The console's state and explanations (docs/alerts.md, "State and explanations"): each written
+// device's entry in <prefix>now, set while it is notable and removed when it no longer is, and
+// each held-back notification pushed onto its device's history.
+void redis_store::gather_extras(const alert_core& core, const batch_result& result) {
+    std::vector<std::string>& texts = batch_.extra_texts;
+    texts.clear();
+    std::vector<char> ops;
+    std::sort(batch_.was_notable.begin(), batch_.was_notable.end());
+    for (std::uint32_t d : batch_.commit_devices) {
+        const bool now = device_notable(core.slot(d));
+        const bool before =
+            std::binary_search(batch_.was_notable.begin(), batch_.was_notable.end(), d);
+        if (!now && !before) continue;
+        const std::string_view account = core.account_id(core.slot(d).account);
+        const std::string_view device = core.device_id(d);
+        texts.push_back(std::to_string(account.size()) + ":" + std::string(account) + ":" +
+                        std::string(device));
+        texts.push_back(now ? device_status_json(core, d) : std::string());
+        ops.push_back(now ? 'H' : 'D');
+    }
+    for (const held_back& h : result.held) {
+        const std::string_view account = core.account_id(core.slot(h.device).account);
+        texts.push_back(options_.prefix + "why:" + std::to_string(account.size()) + ":" +
+                        std::string(account) + ":" + std::string(core.device_id(h.device)));
+        texts.push_back(held_back_json(core, h));
+        ops.push_back('W');
+    }
+    // Views only now: the texts no longer move.
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        batch_.contents.extras.push_back({ops[i], texts[2 * i], texts[2 * i + 1]});
+    }
 }
 
 // The new records of the written devices, one after the other in batch_.records.
@@ -227,6 +266,12 @@ bool redis_store::take_commit_reply(const alert_core& core, const redisReply* r,
     for (std::uint32_t d : devices) mark(d, PRESENT);
     result.stats.pending = integer_of(r->element[1]);
     result.stats.devices = r->elements > 2 ? integer_of(r->element[2]) : 0;
+    if (r->elements > 5 && integer_of(r->element[5]) > 0) {
+        batch_.damaged.add(
+            now_key_ + " or a " + options_.prefix + "why: key",
+            "not of the console's type: " + std::to_string(integer_of(r->element[5])) +
+                " state or explanation writes skipped (delete the key)");
+    }
     return true;
 }
 

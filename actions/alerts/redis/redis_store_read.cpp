@@ -1,6 +1,7 @@
 // redis_store_read.cpp — a batch's read (see redis_store.hpp): the devices and ids it needs,
 // what the creations log says of the devices without a record, the bridges and cameras read
 // with a device, in two round trips at most.
+#include "core/device_status.hpp"
 #include "redis/redis_store.hpp"
 
 #include <algorithm>
@@ -207,6 +208,7 @@ void redis_store::read_reconnecting(alert_core& core, double now) {
 // the first could not: skipped devices the log named, and due devices outside the batch.
 void redis_store::read(alert_core& core, double now) {
     batch_.read.clear();
+    batch_.was_notable.clear();
     batch_.held.clear();
     batch_.damaged.clear();
     batch_.damaged_texts.clear();
@@ -439,6 +441,7 @@ void redis_store::restore(alert_core& core, std::uint32_t position, const redisR
     }
     if (restorer.device == string_interner::npos) return;  // its account left the config
     touched_.push_back(restorer.device);
+    if (device_notable(core.slot(restorer.device))) batch_.was_notable.push_back(restorer.device);
     mark(restorer.device, PRESENT);
     batch_.read.emplace(restorer.device, text);
 }

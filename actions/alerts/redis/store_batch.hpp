@@ -68,7 +68,11 @@ struct store_batch {
     std::vector<std::string> notes;        // per notification: its key, then its JSON
     commit_contents contents;
     std::string command;  // the commit's arguments (commit_args.hpp)
-    bool wrote = false;   // the last commit wrote something
+    // The console's extras (commit_args.hpp): the texts they point into, and the core indices
+    // of the devices that were notable (device_status.hpp) as read.
+    std::vector<std::string> extra_texts;
+    std::vector<std::uint32_t> was_notable;
+    bool wrote = false;  // the last commit wrote something
 };
 
 }  // namespace alerts

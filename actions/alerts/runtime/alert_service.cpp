@@ -36,6 +36,8 @@ core_options options_for(action_kind kind, const service_env& env) {
     o.motion = kind != action_kind::state;
     o.state = kind != action_kind::motion;
     o.trusted_future = env.ts.max_future;
+    // With Redis the store keeps what the rules held back for alertgw's console to explain.
+    o.explain = !env.redis_url.empty() || !env.redis_sentinels.empty();
     return o;
 }
 
