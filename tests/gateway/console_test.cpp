@@ -234,3 +234,119 @@ TEST_CASE("a dead letter replayed through the console is delivered once, to the 
     CHECK(exited_zero(other.stop()));
     CHECK(exited_zero(g.process.stop()));
 }
+
+TEST_CASE("state now and explanations follow a scripted stream: every held-back notification "
+          "is explained with the rule that decided it") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    console_gateway g = start_console(r, "gwE");
+    const double w = wall_now();
+    const fs::path config = r.dir() / "config.json";
+    const json cfg = {
+        {"reminders", {{"offline", {600}}}},
+        {"maintenance",
+         {{{"account", "acct1"}, {"device", "dock"}, {"from", w}, {"until", w + 3600}}}},
+        {"accounts",
+         {{"acct1",
+           {{"recipients", {"ops@example.com"}},
+            {"devices",
+             {{"bridge", {{"name", "Site bridge"}}},
+              {"gate", {{"bridge", "bridge"}}},
+              {"dock", json::object()},
+              {"quiet", json::object()},
+              {"blip", json::object()},
+              {"flaky", json::object()},
+              {"gone", {{"name", "Gone cam"}}},
+              {"late", json::object()}}}}}}}};
+    write_text(config, cfg.dump());
+    const json env = {{"ALERT_CONFIG", config.string()},
+                      {"ALERT_REDIS_URL", r.redis().url()},
+                      {"ALERT_REDIS_PREFIX", PREFIX}};
+    auto p1 = start_monitor(env);
+    auto p2 = start_monitor(env);
+    int turn = 0;
+    auto send = [&](const std::vector<std::pair<std::string, std::string>>& changes, double ts,
+                    double now) {
+        return run_batch(*(turn++ % 2 ? p1 : p2), status_batch(changes, ts, now));
+    };
+    const api_reply made = api(g.port, "POST", "/api/v1/silences",
+                               R"({"matchers":{"account":"acct1","device":"quiet"},"duration":)"
+                               R"(7200,"comment":"lens cleaning"})");
+    REQUIRE(made.status == 201);
+    const std::string silence_id = made.body["silence"]["id"];
+
+    send({{"gone", "offline"}, {"dock", "offline"}, {"quiet", "offline"}, {"blip", "offline"}},
+         w + 10, w + 10);
+    send({{"blip", "online"}}, w + 40, w + 40);  // back inside its 300 s hold
+    send({{"bridge", "offline"}, {"gate", "offline"}}, w + 50, w + 50);
+    for (int i = 0; i < 6; ++i) {
+        send({{"flaky", i % 2 ? "online" : "offline"}}, w + 60 + i, w + 60 + i);
+    }
+    send({{"flaky", "offline"}}, w + 70, w + 70);   // a change while flapping
+    send({}, 0, w + 400);                           // the holds end
+    send({{"late", "offline"}}, w + 900, w + 900);  // a hold still running at the end
+    send({}, 0, w + 1000);                          // gone's reminder, the last of one
+
+    const api_reply state = api(g.port, "GET", "/api/v1/state?account=acct1", "", "");
+    REQUIRE(state.status == 200);
+    auto devices_in = [&](const char* group) {
+        std::set<std::string> out;
+        for (const json& d : state.body["devices"][group]) out.insert(d["device"]);
+        return out;
+    };
+    CHECK(devices_in("offline") == std::set<std::string>{"bridge", "gone"});
+    CHECK(devices_in("inhibited") == std::set<std::string>{"gate"});
+    CHECK(devices_in("silenced") == std::set<std::string>{"dock", "quiet"});
+    CHECK(devices_in("flapping") == std::set<std::string>{"flaky"});
+    CHECK(devices_in("pending") == std::set<std::string>{"late"});
+    for (const json& d : state.body["devices"]["silenced"]) {
+        CHECK(d["heldBy"] == (d["device"] == "dock" ? std::string("maintenance") : silence_id));
+    }
+    for (const json& d : state.body["devices"]["offline"]) {
+        if (d["device"] == "gone") {
+            CHECK(d["since"] == doctest::Approx(w + 10));
+            CHECK(d["name"] == "Gone cam");
+        }
+    }
+    CHECK(state.body["counts"]["offline"] == 2);
+    CHECK(api(g.port, "GET", "/api/v1/state?account=nobody").body["counts"]["offline"] == 0);
+
+    auto explain = [&](const std::string& device, double from = 0, double to = 1e11) {
+        const api_reply e = api(g.port, "GET",
+                                "/api/v1/explain?account=acct1&device=" + device +
+                                    "&from=" + ts_text(from) + "&to=" + ts_text(to),
+                                "", "");
+        REQUIRE(e.status == 200);
+        return e.body["heldBack"];
+    };
+    auto rules = [&](const json& held) {
+        std::multiset<std::string> out;
+        for (const json& h : held) {
+            out.insert(h["rule"].get<std::string>() + ":" + h["notifType"].get<std::string>());
+        }
+        return out;
+    };
+    CHECK(rules(explain("blip")) == std::multiset<std::string>{"hold:Offline"});
+    CHECK(rules(explain("gate")) == std::multiset<std::string>{"bridge:Offline"});
+    CHECK(explain("gate")[0]["by"] == "bridge");
+    CHECK(rules(explain("dock")) == std::multiset<std::string>{"maintenance:Offline"});
+    const json quiet = explain("quiet");
+    CHECK(rules(quiet) == std::multiset<std::string>{"silence:Offline"});
+    CHECK(quiet[0]["by"] == silence_id);
+    // flaky: three returns inside the hold, then flapping (FlappingStarted went out), then a
+    // change while it flaps.
+    CHECK(rules(explain("flaky")) == std::multiset<std::string>{"hold:Offline", "hold:Offline",
+                                                                "hold:Offline",
+                                                                "flapping:Offline"});
+    CHECK(rules(explain("gone")) == std::multiset<std::string>{"reminders:StillOffline"});
+    CHECK(explain("late").empty());
+    CHECK(rules(explain("bridge")) == std::multiset<std::string>{"reminders:StillOffline"});
+    // Between T1 and T2: only what was decided then.
+    CHECK(explain("blip", w + 41, w + 2000).empty());
+    CHECK(explain("blip", w + 39, w + 41).size() == 1);
+    CHECK(api(g.port, "GET", "/api/v1/explain?account=acct1").status == 400);
+    CHECK(api(g.port, "GET", "/api/v1/explain?account=acct1&device=x&from=yesterday").status ==
+          400);
+    CHECK(exited_zero(g.process.stop()));
+}

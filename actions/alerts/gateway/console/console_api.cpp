@@ -1,6 +1,7 @@
 // console_api.cpp — see console_api.hpp.
 #include "gateway/console/console_api.hpp"
 
+#include <cstdlib>
 #include <random>
 
 namespace alerts::gateway {
@@ -67,6 +68,45 @@ std::string new_silence_id() {
     std::string out;
     for (int i = 0; i < 16; ++i) out += HEX[random() & 15];
     return out;
+}
+
+double time_of(const http_request& request, const char* key, double fallback) {
+    const std::string text = actionloop::query_value(request.query, key);
+    if (text.empty()) return fallback;
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || !(v >= 0 && v <= 1e11)) {
+        throw bad_request{400, std::string(key) + " must be seconds since the epoch"};
+    }
+    return v;
+}
+
+// The notable devices sorted into what an operator asks: offline (announced down), pending,
+// flapping, silenced (a silence or a maintenance window), waiting on a bridge; with counts.
+json state_view(const std::vector<json>& devices) {
+    json groups = {{"offline", json::array()},
+                   {"pending", json::array()},
+                   {"flapping", json::array()},
+                   {"silenced", json::array()},
+                   {"inhibited", json::array()}};
+    for (const json& d : devices) {
+        if (d.value("flapping", false)) {
+            groups["flapping"].push_back(d);
+        } else if (d.value("silenced", false)) {
+            groups["silenced"].push_back(d);
+        } else if (d.value("inhibited", false)) {
+            groups["inhibited"].push_back(d);
+        } else if (d.value("announced", "online") != "online") {
+            groups["offline"].push_back(d);
+        }
+        if (d.value("pending", false) && !d.value("silenced", false) &&
+            !d.value("inhibited", false)) {
+            groups["pending"].push_back(d);
+        }
+    }
+    json counts = json::object();
+    for (const auto& [name, list] : groups.items()) counts[name] = list.size();
+    return {{"counts", std::move(counts)}, {"devices", std::move(groups)}};
 }
 
 json silence_view(const silence& s, double now) {
@@ -171,6 +211,22 @@ http_response console_api::route(const http_request& request) {
             if (!store_.purge(s[3])) throw bad_request{404, "no dead letter " + s[3]};
             return answer(200, {{"purged", 1}});
         }
+    } else if (s.size() == 3 && s[2] == "state" && read) {
+        return answer(
+            200, state_view(store_.devices_now(actionloop::query_value(request.query, "account"))));
+    } else if (s.size() == 3 && s[2] == "explain" && read) {
+        const std::string account = actionloop::query_value(request.query, "account");
+        const std::string device = actionloop::query_value(request.query, "device");
+        if (account.empty() || device.empty()) {
+            throw bad_request{400, "explain needs account and device"};
+        }
+        const double from = time_of(request, "from", 0);
+        const double to = time_of(request, "to", 1e11);
+        return answer(200, {{"account", account},
+                            {"device", device},
+                            {"from", from},
+                            {"to", to},
+                            {"heldBack", store_.explanations(account, device, from, to)}});
     } else if (s.size() == 3 && s[2] == "notifications" && read) {
         return answer(200, {{"notifications", store_.recent(count_of(request, 50))}});
     }

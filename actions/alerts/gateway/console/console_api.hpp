@@ -11,6 +11,10 @@
 //   POST   /api/v1/deadletters/ID/replay       -> {"replayed": ID, "entry": outbox id}
 //   DELETE /api/v1/deadletters/ID              -> {"purged": 1}
 //   DELETE /api/v1/deadletters?all=1           -> {"purged": N}
+//   GET    /api/v1/state?account=A             {"counts", "devices": {"offline": [...],
+//                                               "pending", "flapping", "silenced", "inhibited"}}
+//   GET    /api/v1/explain?account=A&device=D&from=T1&to=T2   {"heldBack": [...]}: what the
+//                                               rules held back for D, newest first
 //   GET    /api/v1/notifications?count=N       the newest outbox entries
 #pragma once
 

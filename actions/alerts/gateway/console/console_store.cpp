@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <random>
+#include <tuple>
 
 namespace alerts::gateway {
 
@@ -203,6 +204,42 @@ std::size_t console_store::purge_all() {
     const std::size_t n = dead_letter_count();
     run({{"XTRIM", prefix_ + "deadletter", "MAXLEN", "0"}});
     return n;
+}
+
+std::vector<json> console_store::devices_now(const std::string& account) {
+    const auto r = run({{"HGETALL", prefix_ + "now"}});
+    std::vector<json> out;
+    const redisReply* all = r[0].get();
+    for (std::size_t i = 0; all->type == REDIS_REPLY_ARRAY && i + 1 < all->elements; i += 2) {
+        json d = json::parse(text(all->element[i + 1]), nullptr, false);
+        if (!d.is_object() || !d.contains("account") || !d["account"].is_string()) continue;
+        if (!account.empty() && d["account"] != account) continue;
+        out.push_back(std::move(d));
+    }
+    std::sort(out.begin(), out.end(), [](const json& a, const json& b) {
+        return std::tie(a["account"].get_ref<const std::string&>(),
+                        a["device"].get_ref<const std::string&>()) <
+               std::tie(b["account"].get_ref<const std::string&>(),
+                        b["device"].get_ref<const std::string&>());
+    });
+    return out;
+}
+
+json console_store::explanations(const std::string& account, const std::string& device, double from,
+                                 double to) {
+    const std::string key =
+        prefix_ + "why:" + std::to_string(account.size()) + ":" + account + ":" + device;
+    const auto r = run({{"LRANGE", key, "0", "-1"}});
+    json out = json::array();
+    const redisReply* list = r[0].get();
+    for (std::size_t i = 0; list->type == REDIS_REPLY_ARRAY && i < list->elements; ++i) {
+        json e = json::parse(text(list->element[i]), nullptr, false);
+        if (!e.is_object() || !e.contains("ts") || !e["ts"].is_number()) continue;
+        const double ts = e["ts"].get<double>();
+        if (ts < from || ts > to) continue;
+        out.push_back(std::move(e));
+    }
+    return out;
 }
 
 json console_store::recent(std::size_t count) {

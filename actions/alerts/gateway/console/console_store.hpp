@@ -51,6 +51,13 @@ public:
     bool purge(const std::string& id);
     std::size_t purge_all();
 
+    /// The notable devices now (<prefix>now, kept by the commits), of `account` ("": all).
+    std::vector<nlohmann::json> devices_now(const std::string& account);
+    /// What the rules held back for a device (its history, newest first) between `from` and
+    /// `to` (seconds since the epoch, the decision's time).
+    nlohmann::json explanations(const std::string& account, const std::string& device, double from,
+                                double to);
+
     /// The newest `count` outbox entries, newest first: {entry, key, n}.
     nlohmann::json recent(std::size_t count);
 
