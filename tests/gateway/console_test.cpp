@@ -350,3 +350,65 @@ TEST_CASE("state now and explanations follow a scripted stream: every held-back 
           400);
     CHECK(exited_zero(g.process.stop()));
 }
+
+TEST_CASE("alertctl drives the console: silences, state, explanations, dead letters; a write "
+          "without the token file or a console that is not there is an error that says so") {
+    rig r;
+    r.start_smtp();
+    r.start_hook("ok", {"poison-0"});
+    console_gateway g = start_console(r, "gwA", true);
+    const fs::path token = r.dir() / "gwA-token";
+    const std::string url = "http://127.0.0.1:" + std::to_string(g.port);
+    auto ctl = [&](std::vector<std::string> args, bool with_token = true) {
+        std::vector<std::string> argv = {ALERTCTL_BIN, "--url", url};
+        if (with_token) argv.insert(argv.end(), {"--token-file", token.string()});
+        argv.insert(argv.end(), args.begin(), args.end());
+        return support::run_command(argv, "", support::path_only_env(), "/tmp");
+    };
+    const auto added = ctl({"--json", "silence", "add", "--account", "acct1", "--device", "cam1",
+                            "--duration", "1h", "--comment", "lens cleaning", "--by", "ann"});
+    REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+    const std::string id = json::parse(added.out)["silence"]["id"];
+    const auto listed = ctl({"silence", "list"}, false);
+    CHECK(listed.exit_code == 0);
+    CHECK(listed.out.find(id + "  active  account=acct1,device=cam1") != std::string::npos);
+    CHECK(listed.out.find("ann  lens cleaning") != std::string::npos);
+    const auto expired = ctl({"silence", "expire", id});
+    CHECK(expired.exit_code == 0);
+    CHECK(expired.out == "silence " + id + " ended (account=acct1,device=cam1)\n");
+    CHECK(ctl({"silence", "list"}).out.find(id) == std::string::npos);
+    CHECK(ctl({"silence", "list", "--all"}).out.find(id + "  ended") != std::string::npos);
+
+    const auto state = ctl({"state", "--account", "acct1"}, false);
+    CHECK(state.exit_code == 0);
+    CHECK(state.out.rfind("offline: 0\n", 0) == 0);
+    const auto why = ctl({"explain", "--account", "acct1", "--device", "cam1"}, false);
+    CHECK(why.out == "nothing held back for acct1/cam1 then\n");
+
+    r.add("poison", 1);
+    child other = r.gateway("gwA2", {"--max-attempts", "1"});
+    REQUIRE(support::wait_until([&] { return r.dead_letters().size() == 1; }, 20s));
+    const std::string letter = r.dead_letters()[0].at("id");
+    const auto dead = ctl({"deadletters", "list"}, false);
+    const std::string row = lines_of(dead.out).at(1);
+    CHECK(row.rfind(letter + "  " + r.hook_name() + "  poison-0  ", 0) == 0);
+    CHECK(row.substr(row.size() - 18) == "1         HTTP 500");  // ATTEMPTS, ERROR
+    CHECK(dead.out.find("1 in all\n") != std::string::npos);
+    r.start_hook();
+    CHECK(ctl({"deadletters", "replay", letter}).out.rfind("replayed " + letter, 0) == 0);
+    REQUIRE(support::wait_until([&] { return r.hook_keys().count("poison-0") == 1; }, 20s));
+    const auto again = ctl({"deadletters", "replay", letter});
+    CHECK(again.exit_code == 1);
+    CHECK(again.err == "alertctl: POST /api/v1/deadletters/" + letter +
+                           "/replay: HTTP 404: no dead letter " + letter + "\n");
+
+    const auto no_token = ctl({"silence", "expire", id}, false);
+    CHECK(no_token.exit_code == 2);
+    CHECK(no_token.err.find("give --token-file") != std::string::npos);
+    CHECK(ctl({"silence", "oops"}).exit_code == 2);
+    CHECK(exited_zero(other.stop()));
+    CHECK(exited_zero(g.process.stop()));
+    const auto gone = ctl({"state"}, false);
+    CHECK(gone.exit_code == 1);
+    CHECK(gone.err.rfind("alertctl: " + url + ": Couldn't connect to server", 0) == 0);
+}
