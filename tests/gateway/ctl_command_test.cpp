@@ -43,8 +43,8 @@ TEST_CASE("alertctl: each command is the console request it names") {
               .path == "/api/v1/explain?account=a&device=d&from=100.000&to=200.500");
     CHECK(one({"deadletters", "list", "--count", "5"}).path == "/api/v1/deadletters?count=5");
     CHECK(one({"deadletters", "purge", "--all"}).path == "/api/v1/deadletters?all=1");
-    const ctl_invocation replays = parse({"--url", "http://h:1/", "deadletters", "replay", "1-0",
-                                          "2-0"});
+    const ctl_invocation replays =
+        parse({"--url", "http://h:1/", "deadletters", "replay", "1-0", "2-0"});
     REQUIRE(replays.requests.size() == 2);
     CHECK(replays.url == "http://h:1");
     CHECK(replays.requests[1].path == "/api/v1/deadletters/2-0/replay");
@@ -76,25 +76,38 @@ TEST_CASE("alertctl: a bad command line says what is wrong") {
 }
 
 TEST_CASE("alertctl: answers as a terminal shows them") {
-    const json silences = {
-        {"silences",
-         {{{"id", "ab12"}, {"status", "active"}, {"matchers", {{"account", "acme"}}},
-           {"startsAt", 1796400000}, {"endsAt", 1796401800}, {"createdBy", "ann"},
-           {"comment", "re-cabling"}},
-          {{"id", "cd34"}, {"status", "ended"}, {"matchers", {{"device", "x"}}},
-           {"startsAt", 1}, {"untilResolved", true}, {"createdBy", "bob"}, {"comment", ""}}}}};
+    const json silences = {{"silences",
+                            {{{"id", "ab12"},
+                              {"status", "active"},
+                              {"matchers", {{"account", "acme"}}},
+                              {"startsAt", 1796400000},
+                              {"endsAt", 1796401800},
+                              {"createdBy", "ann"},
+                              {"comment", "re-cabling"}},
+                             {{"id", "cd34"},
+                              {"status", "ended"},
+                              {"matchers", {{"device", "x"}}},
+                              {"startsAt", 1},
+                              {"untilResolved", true},
+                              {"createdBy", "bob"},
+                              {"comment", ""}}}}};
     const std::string text = render("silences", silences, NOW);
-    CHECK(text.find("ab12  active  account=acme  2026-12-04 16:00:00Z  2026-12-04 16:30:00Z  ann") !=
-          std::string::npos);
+    CHECK(
+        text.find("ab12  active  account=acme  2026-12-04 16:00:00Z  2026-12-04 16:30:00Z  ann") !=
+        std::string::npos);
     CHECK(text.find("cd34") == std::string::npos);  // ended: only with --all
     CHECK(render("silences-all", silences, NOW).find("until resolved") != std::string::npos);
     const json dead = {{"deadLetters",
-                        {{{"id", "1-0"}, {"target", "email"}, {"recipient", "x@y"},
-                          {"key", "Offline-1-aa"}, {"attempts", 6}, {"error", "550 no"}}}},
+                        {{{"id", "1-0"},
+                          {"target", "email"},
+                          {"recipient", "x@y"},
+                          {"key", "Offline-1-aa"},
+                          {"attempts", 6},
+                          {"error", "550 no"}}}},
                        {"total", 1}};
     CHECK(render("deadletters", dead, NOW) ==
           "ID   TARGET       DEDUPKEY      ATTEMPTS  ERROR\n"
           "1-0  email (x@y)  Offline-1-aa  6         550 no\n1 in all\n");
-    CHECK(render("explain", {{"account", "a"}, {"device", "d"}, {"heldBack", json::array()}}, NOW) ==
-          "nothing held back for a/d then\n");
+    CHECK(render("explain", {{"account", "a"}, {"device", "d"}, {"heldBack", json::array()}},
+                 NOW) == "nothing held back for a/d then\n");
 }

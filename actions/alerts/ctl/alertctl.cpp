@@ -53,7 +53,8 @@ reply send(const ctl_invocation& how, const ctl_request& request, const std::str
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     const CURLcode code = curl_easy_perform(curl);
     if (code != CURLE_OK) {
-        r.error = std::string(curl_easy_strerror(code)) + (error[0] ? std::string(": ") + error : "");
+        r.error =
+            std::string(curl_easy_strerror(code)) + (error[0] ? std::string(": ") + error : "");
     } else {
         curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
     }

@@ -126,7 +126,8 @@ ctl_request silence_command(const std::vector<std::string>& args, double now) {
     const std::string& what = args[1];
     if (what == "list") {
         const flags f = read_flags(args, 2, {}, {"--all"});
-        return {"GET", "/api/v1/silences", "", false, f.on.count("--all") ? "silences-all" : "silences"};
+        return {"GET", "/api/v1/silences", "", false,
+                f.on.count("--all") ? "silences-all" : "silences"};
     }
     if (what == "expire") {
         const flags f = read_flags(args, 2, {"--by"}, {});
@@ -140,14 +141,15 @@ ctl_request silence_command(const std::vector<std::string>& args, double now) {
                                {"--account", "--device", "--bridge", "--region", "--type",
                                 "--duration", "--start", "--end", "--comment", "--by"},
                                {"--until-resolved"});
-    if (!f.words.empty()) throw usage_error("silence add takes flags only, not '" + f.words[0] + "'");
+    if (!f.words.empty())
+        throw usage_error("silence add takes flags only, not '" + f.words[0] + "'");
     json matchers = json::object();
-    for (const auto& [flag, key] : std::vector<std::pair<std::string, std::string>>{
-             {"--account", "account"},
-             {"--device", "device"},
-             {"--bridge", "bridge"},
-             {"--region", "region"},
-             {"--type", "notifType"}}) {
+    for (const auto& [flag, key] :
+         std::vector<std::pair<std::string, std::string>>{{"--account", "account"},
+                                                          {"--device", "device"},
+                                                          {"--bridge", "bridge"},
+                                                          {"--region", "region"},
+                                                          {"--type", "notifType"}}) {
         if (f.values.count(flag)) matchers[key] = f.values.at(flag);
     }
     if (matchers.empty()) {
@@ -158,7 +160,8 @@ ctl_request silence_command(const std::vector<std::string>& args, double now) {
     if (f.values.count("--start")) body["startsAt"] = parse_time("--start", f.values.at("--start"));
     const int ends = int(f.values.count("--duration")) + int(f.values.count("--end")) +
                      int(f.on.count("--until-resolved"));
-    if (ends != 1) throw usage_error("silence add needs one of --duration, --end, --until-resolved");
+    if (ends != 1)
+        throw usage_error("silence add needs one of --duration, --end, --until-resolved");
     if (f.values.count("--duration")) {
         body["duration"] = parse_duration("--duration", f.values.at("--duration"));
     }
@@ -198,10 +201,11 @@ std::vector<ctl_request> dead_letter_commands(const std::vector<std::string>& ar
         std::vector<ctl_request> out;
         for (const std::string& id : f.words) {
             if (what == "show") {
-                out.push_back({"GET", "/api/v1/deadletters/" + encoded(id), "", false, "deadletter"});
-            } else {
                 out.push_back(
-                    {"POST", "/api/v1/deadletters/" + encoded(id) + "/replay", "", true, "replayed"});
+                    {"GET", "/api/v1/deadletters/" + encoded(id), "", false, "deadletter"});
+            } else {
+                out.push_back({"POST", "/api/v1/deadletters/" + encoded(id) + "/replay", "", true,
+                               "replayed"});
             }
         }
         return out;
@@ -242,11 +246,24 @@ double parse_duration(const std::string& flag, const std::string& text) {
     double unit = 1;
     std::string digits = text;
     switch (text.back()) {
-        case 's': unit = 1; digits.pop_back(); break;
-        case 'm': unit = 60; digits.pop_back(); break;
-        case 'h': unit = 3600; digits.pop_back(); break;
-        case 'd': unit = 86400; digits.pop_back(); break;
-        default: break;
+        case 's':
+            unit = 1;
+            digits.pop_back();
+            break;
+        case 'm':
+            unit = 60;
+            digits.pop_back();
+            break;
+        case 'h':
+            unit = 3600;
+            digits.pop_back();
+            break;
+        case 'd':
+            unit = 86400;
+            digits.pop_back();
+            break;
+        default:
+            break;
     }
     char* end = nullptr;
     const double v = std::strtod(digits.c_str(), &end);
@@ -336,13 +353,11 @@ std::string render(const std::string& view, const json& answer, double now) {
             {"ID", "STATUS", "MATCHERS", "STARTS", "ENDS", "BY", "COMMENT"}};
         for (const json& s : answer.value("silences", json::array())) {
             if (view == "silences" && str(s, "status") == "ended") continue;
-            const std::string ends = s.value("untilResolved", false)
-                                         ? "until resolved"
-                                         : when(num(s, "endsAt"));
-            rows.push_back({str(s, "id"), str(s, "status"),
-                            matchers_text(s.value("matchers", json::object())),
-                            when(num(s, "startsAt")), ends, str(s, "createdBy"),
-                            str(s, "comment")});
+            const std::string ends =
+                s.value("untilResolved", false) ? "until resolved" : when(num(s, "endsAt"));
+            rows.push_back(
+                {str(s, "id"), str(s, "status"), matchers_text(s.value("matchers", json::object())),
+                 when(num(s, "startsAt")), ends, str(s, "createdBy"), str(s, "comment")});
         }
         return table(rows);
     }
@@ -364,22 +379,22 @@ std::string render(const std::string& view, const json& answer, double now) {
                 if (extra.empty()) extra = str(d, "bridge");
                 rows.push_back({"  " + str(d, "account"), str(d, "device"), str(d, "name"),
                                 str(d, "state"), "since " + when(since),
-                                std::to_string(static_cast<long long>(now - since)) + " s",
-                                extra});
+                                std::to_string(static_cast<long long>(now - since)) + " s", extra});
             }
             out += table(rows);
         }
         return out;
     }
     if (view == "explain") {
-        std::vector<std::vector<std::string>> rows = {{"DECIDED", "HELD BACK", "RULE", "BY", "WHY"}};
+        std::vector<std::vector<std::string>> rows = {
+            {"DECIDED", "HELD BACK", "RULE", "BY", "WHY"}};
         for (const json& h : answer.value("heldBack", json::array())) {
             rows.push_back({when(num(h, "ts")), str(h, "notifType"), str(h, "rule"), str(h, "by"),
                             str(h, "detail")});
         }
         if (rows.size() == 1) {
-            return "nothing held back for " + str(answer, "account") + "/" +
-                   str(answer, "device") + " then\n";
+            return "nothing held back for " + str(answer, "account") + "/" + str(answer, "device") +
+                   " then\n";
         }
         return table(rows);
     }
@@ -389,8 +404,8 @@ std::string render(const std::string& view, const json& answer, double now) {
         for (const json& d : answer.value("deadLetters", json::array())) {
             std::string target = str(d, "target");
             if (!str(d, "recipient").empty()) target += " (" + str(d, "recipient") + ")";
-            rows.push_back({str(d, "id"), target, str(d, "key"), str(d, "attempts"),
-                            str(d, "error")});
+            rows.push_back(
+                {str(d, "id"), target, str(d, "key"), str(d, "attempts"), str(d, "error")});
         }
         return table(rows) + std::to_string(answer.value("total", 0)) + " in all\n";
     }

@@ -27,9 +27,9 @@ struct ctl_request {
 
 struct ctl_invocation {
     std::string url = "http://127.0.0.1:9095";  // --url, ALERTCTL_URL
-    std::string token_file;                      // --token-file, ALERTCTL_TOKEN_FILE
-    bool json = false;                           // --json: the API's answers as they are
-    std::vector<ctl_request> requests;           // in order (replay and purge take several ids)
+    std::string token_file;                     // --token-file, ALERTCTL_TOKEN_FILE
+    bool json = false;                          // --json: the API's answers as they are
+    std::vector<ctl_request> requests;          // in order (replay and purge take several ids)
 };
 
 /// "alertctl --help".
@@ -37,8 +37,7 @@ std::string usage();
 
 /// Reads the command line (after argv[0]) with the environment's defaults already in `base`;
 /// throws usage_error. `now`: seconds since the epoch, for --start/--until given relatively.
-ctl_invocation parse_command(const std::vector<std::string>& args, ctl_invocation base,
-                             double now);
+ctl_invocation parse_command(const std::vector<std::string>& args, ctl_invocation base, double now);
 
 /// A duration: "90", "90s", "30m", "2h", "1d" -> seconds; throws usage_error naming `flag`.
 double parse_duration(const std::string& flag, const std::string& text);
