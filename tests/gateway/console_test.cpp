@@ -64,7 +64,9 @@ struct console_gateway {
 console_gateway start_console(rig& r, const std::string& name, bool with_token = true) {
     console_gateway g;
     g.port = support::pick_free_port();
-    std::vector<std::string> flags = {"--console-port", std::to_string(g.port)};
+    // One attempt: a refused notification is a dead letter at once (the tests replay them).
+    std::vector<std::string> flags = {"--console-port", std::to_string(g.port), "--max-attempts",
+                                      "1"};
     if (with_token) {
         const fs::path token = r.dir() / (name + "-token");
         write_text(token, TOKEN + "\n");
