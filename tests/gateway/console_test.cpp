@@ -414,3 +414,71 @@ TEST_CASE("alertctl drives the console: silences, state, explanations, dead lett
     CHECK(gone.exit_code == 1);
     CHECK(gone.err.rfind("alertctl: " + url + ": Couldn't connect to server", 0) == 0);
 }
+
+TEST_CASE("the console in a real browser: the pages show the state, a silence is made through "
+          "the form and ended with its button, a dead letter is replayed with its button") {
+    rig r;
+    r.start_smtp();
+    r.start_hook("ok", {"poison-0"});
+    console_gateway g = start_console(r, "gwB");
+    const fs::path config = r.dir() / "config.json";
+    json devices = json::object();
+    for (const char* d : {"gate", "yard", "dock", "lobby", "flaky"}) {
+        devices[d] = {{"name", std::string("Camera ") + d}};
+    }
+    devices["gate"]["bridge"] = "bridge";
+    devices["yard"]["bridge"] = "bridge";
+    devices["bridge"] = {{"name", "Site bridge"}};
+    write_text(
+        config,
+        json{{"accounts", {{"acct1", {{"recipients", {"ops@example.com"}}, {"devices", devices}}}}}}
+            .dump());
+    const json env = {{"ALERT_CONFIG", config.string()},
+                      {"ALERT_REDIS_URL", r.redis().url()},
+                      {"ALERT_REDIS_PREFIX", PREFIX}};
+    auto p1 = start_monitor(env);
+    auto p2 = start_monitor(env);
+    const double w = wall_now() - 300;  // the outages began 5 minutes ago: due now
+    run_batch(*p1, status_batch({{"dock", "offline"}, {"lobby", "offline"}}, w, w));
+    for (int i = 0; i < 6; ++i) {
+        run_batch(*p2, status_batch({{"flaky", i % 2 ? "online" : "offline"}}, w + i, w + i));
+    }
+    CHECK(types_of(run_batch(*p1, status_batch({}, w + 300, w + 300))) ==
+          std::multiset<std::string>{"Offline:dock", "Offline:lobby"});
+    json poison = rig::notification("poison-0", 1);  // an Offline decided a second ago
+    poison["eventTs"] = w - 1;
+    poison["publishTs"] = w + 299;
+    r.add_raw("poison-0", poison.dump());
+    REQUIRE(support::wait_until([&] { return r.dead_letters().size() == 1; }, 20s));
+    REQUIRE(support::wait_until([&] { return r.mails().size() >= 3; }, 20s));
+    const std::string letter = r.dead_letters()[0].at("id");
+    r.start_hook();  // fixed: the replay will be taken
+
+    const char* wanted = std::getenv("CONSOLE_SCREENSHOTS");
+    const fs::path shots = wanted && *wanted ? fs::path(wanted) : r.dir() / "shots";
+    const auto browser = support::run_command(
+        {(SUPPORT / "console_browser.py").string(), "--url",
+         "http://127.0.0.1:" + std::to_string(g.port), "--token", TOKEN, "--shots", shots.string(),
+         "--offline", "2", "--flapping", "flaky", "--silence-account", "acct1", "--silence-device",
+         "yard", "--dead-letter", letter},
+        "", support::path_only_env(), "/tmp");
+    REQUIRE_MESSAGE(browser.exit_code == 0, browser.err);
+    const json done = json::parse(browser.out);
+    CHECK(done["pages"].size() == 6);
+    for (const char* shot : {"offline.png", "flapping.png", "silences.png", "deadletters.png",
+                             "notifications.png", "delay.png"}) {
+        CHECK_MESSAGE(fs::file_size(shots / shot) > 1000, shot);
+    }
+    // What the clicks did, as the API sees it.
+    const json silences = api(g.port, "GET", "/api/v1/silences").body["silences"];
+    REQUIRE(silences.size() == 1);
+    CHECK(silences[0]["id"] == done["silence"]);
+    CHECK(silences[0]["matchers"] == json{{"account", "acct1"}, {"device", "yard"}});
+    CHECK(silences[0]["createdBy"] == "browser");
+    CHECK(silences[0]["endsAt"].get<double>() - silences[0]["startsAt"].get<double>() == 2700);
+    CHECK(silences[0]["status"] == "ended");
+    CHECK(silences[0]["endedBy"] == "expired by browser");
+    REQUIRE(support::wait_until([&] { return r.hook_keys().count("poison-0") == 1; }, 20s));
+    CHECK(r.dead_letters().empty());
+    CHECK(exited_zero(g.process.stop()));
+}

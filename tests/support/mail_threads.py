@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Reads every .eml in DIR with Python's email package (as a mail client's parser would) and
 prints one JSON line per message: its dedup key, Message-ID, In-Reply-To, References (a list)
 and subject, so a test can check how the messages thread.

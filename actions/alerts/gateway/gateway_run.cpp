@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "gateway/console/console_api.hpp"
+#include "gateway/console/console_site.hpp"
 #include "gateway/gateway.hpp"
 #include "gateway/loop/delivery_loop.hpp"
 #include "metrics/metrics_server.hpp"
@@ -42,18 +42,13 @@ double wall_clock() {
 // never holds up a delivery (nor a /metrics scrape).
 class console_thread {
 public:
-    explicit console_thread(const options& settings)
+    console_thread(const options& settings, const delay_timeline& delays)
         : store_(settings.redis, settings.prefix),
-          api_(store_, settings.console_token, wall_clock) {
+          api_(store_, settings.console_token, wall_clock),
+          site_(api_, delays, wall_clock) {
         const int port = actionloop::start_http_server(
             io_, settings.console_address, settings.console_port,
-            [this](const actionloop::http_request& request) {
-                if (request.path.rfind("/api/v1/", 0) == 0) return api_.handle(request);
-                actionloop::http_response r;
-                r.status = 404;
-                r.body = "not found\n";
-                return r;
-            },
+            [this](const actionloop::http_request& request) { return site_.handle(request); },
             "console");
         std::fprintf(
             stderr, "alertgw: console on http://%s:%d/ (writes %s)\n",
@@ -70,6 +65,7 @@ private:
     boost::asio::io_context io_;
     console_store store_;
     console_api api_;
+    console_site site_;
     std::thread thread_;
 };
 
@@ -83,7 +79,9 @@ int run_loop(const options& settings) {
         metrics_thread = std::thread([&io] { io.run(); });
     }
     std::unique_ptr<console_thread> console;
-    if (settings.console_port > 0) console = std::make_unique<console_thread>(settings);
+    if (settings.console_port > 0) {
+        console = std::make_unique<console_thread>(settings, loop.delays());
+    }
     const int code = loop.run();
     console.reset();
     io.stop();

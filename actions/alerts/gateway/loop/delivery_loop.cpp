@@ -196,6 +196,7 @@ void delivery_loop::report_event(const ledger_event& event) {
                 notification_log(*entry, now, settings_.alert_delay_threshold);
             log_out(lines.delivered);
             if (!lines.over_threshold.empty()) log_out(lines.over_threshold);
+            delays_.add(now, lines.alert_delay, lines.delivery_delay);
             break;
     }
 }

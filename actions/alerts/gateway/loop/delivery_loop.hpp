@@ -19,6 +19,7 @@
 #include "gateway/ledger/write_pacing.hpp"
 #include "gateway/options.hpp"
 #include "gateway/outbox/outbox_stream.hpp"
+#include "gateway/report/delay_timeline.hpp"
 #include "gateway/report/gateway_metrics.hpp"
 #include "gateway/transport/curl_transport.hpp"
 #include "redis/redis_client.hpp"
@@ -32,6 +33,8 @@ public:
     /// Until a stop is requested and the deliveries in flight have ended; returns 0.
     int run();
     std::string render_metrics() const { return metrics_.render(); }
+    /// The delays of the last hours, minute by minute (the console's plot; any thread).
+    const delay_timeline& delays() const { return delays_; }
 
 private:
     bool start_up();
@@ -74,6 +77,7 @@ private:
     write_pacing pacing_;
     curl_transport transport_;
     gateway_metrics metrics_;
+    delay_timeline delays_;
     bool stopping_ = false;
     steady_time redis_retry_at_{};
     steady_time last_redis_log_{};

@@ -75,7 +75,8 @@ notification_lines notification_log(const held_entry& entry, double now, double 
     fields.dedup_key = entry.dedup_key;
     fields.entry = entry.id;
     fields.delivered_to = delivered_to;
-    notification_lines lines{notification_log_line(fields, as_json), ""};
+    notification_lines lines{notification_log_line(fields, as_json), "", fields.alert_delay,
+                             fields.delivery_delay.value_or(0)};
     if (fields.alert_delay > threshold) {
         lines.over_threshold = late_log_line(fields, threshold, as_json);
     }

@@ -20,6 +20,8 @@ namespace alerts::gateway {
 struct notification_lines {
     std::string delivered;
     std::string over_threshold;
+    double alert_delay = 0;     // seconds: from due to delivered
+    double delivery_delay = 0;  // seconds: from the commit to delivered
 };
 notification_lines notification_log(const held_entry& entry, double now, double threshold,
                                     bool as_json = false);

@@ -1,0 +1,55 @@
+// The console's pure parts on their own: the pages escape every value from the data (an id, a
+// name, a comment cannot add markup or script), and the delay timeline's percentiles per minute.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gateway/console/console_pages.hpp"
+#include "gateway/report/delay_timeline.hpp"
+
+using alerts::gateway::delay_timeline;
+using json = nlohmann::json;
+
+TEST_CASE("console pages: a value from the data never becomes markup or script") {
+    const std::string evil = "\"><script>alert(1)</script><b a='";
+    const json state = {{"counts", {{"offline", 1}}},
+                        {"devices",
+                         {{"offline",
+                           {{{"account", evil}, {"device", evil}, {"name", evil}, {"state", "offline"},
+                             {"announced", "offline"}, {"since", 1.0}}}}}}};
+    const std::string page = alerts::gateway::offline_page(state, evil, 100);
+    CHECK(page.find("<script>alert") == std::string::npos);
+    CHECK(page.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+    const json silences = {{"silences",
+                            {{{"id", "x');alert(1);//"}, {"status", "active"},
+                              {"matchers", {{"account", evil}}}, {"startsAt", 1}, {"endsAt", 2},
+                              {"createdBy", evil}, {"comment", evil}}}}};
+    const std::string s = alerts::gateway::silences_page(silences, 1);
+    CHECK(s.find("onclick") == std::string::npos);  // ids go to the script as data only
+    CHECK(s.find("data-id=\"x&#39;);alert(1);//\"") != std::string::npos);
+    CHECK(s.find("<b a=") == std::string::npos);
+    CHECK(alerts::gateway::html_escape("a&b<c>\"'") == "a&amp;b&lt;c&gt;&quot;&#39;");
+}
+
+TEST_CASE("delay timeline: per minute its count, p50, p99 and max, the oldest minutes dropped") {
+    delay_timeline t(3);
+    for (int i = 1; i <= 100; ++i) t.add(600 + i * 0.1, i * 0.01, 0.002);  // minute 10
+    t.add(660, 5, 1);                                                      // minute 11
+    auto points = t.points();
+    REQUIRE(points.size() == 2);
+    CHECK(points[0].minute == 600);
+    CHECK(points[0].count == 100);
+    CHECK(points[0].alert_p50 == doctest::Approx(0.5).epsilon(0.05));
+    CHECK(points[0].alert_p99 == doctest::Approx(0.99).epsilon(0.05));
+    CHECK(points[0].alert_max == doctest::Approx(1.0));
+    CHECK(points[0].delivery_p99 == doctest::Approx(0.002).epsilon(0.05));
+    CHECK(points[1].alert_max == 5);
+    t.add(60 * 13, 1, 1);  // minute 13: minute 10 is out of the last 3
+    points = t.points();
+    REQUIRE(points.size() == 2);
+    CHECK(points[0].minute == 660);
+    CHECK(points[1].minute == 780);
+    // Three days and more land in the last bucket, the max stays exact.
+    t.add(60 * 13 + 1, 400000, 1);
+    CHECK(t.points().back().alert_max == 400000);
+}
