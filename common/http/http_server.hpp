@@ -14,6 +14,8 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "http/query_string.hpp"
+
 namespace actionloop {
 
 struct http_request {
@@ -51,11 +53,5 @@ struct http_limits {
 int start_http_server(boost::asio::io_context& io, const std::string& host, int port,
                       http_handler handler, const std::string& name, http_warning warn = {},
                       http_limits limits = {});
-
-/// The decoded value of `key` in a query string ("a=1&b=x%20y"), "" when absent; '+' is a space.
-std::string query_value(const std::string& query, const std::string& key);
-
-/// Percent-decodes `s` ('+' stays '+'): a path segment.
-std::string percent_decode(const std::string& s);
 
 }  // namespace actionloop

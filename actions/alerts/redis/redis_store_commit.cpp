@@ -99,10 +99,12 @@ void redis_store::list_commit_devices(const alert_core& core, const batch_result
     // (compare-and-set), so two containers do not both write it.
     for (const held_back& h : result.held) devices.push_back(h.device);
     // A due device with nothing due (a silence ended early moved its time to now): its due
-    // time is written again, or it would be read by every batch.
+    // time is written again, or it would be read by every batch. Only one whose record was
+    // read: a member of the due set with no record is left as it is (a damaged key).
     for (std::uint32_t at : batch_.due_all) {
         const std::uint32_t index = batch_.devices[at].index;
-        if (index != string_interner::npos && core.next_due(index) > batch_.due_horizon) {
+        if (index != string_interner::npos && batch_.read.count(index) != 0 &&
+            core.next_due(index) > batch_.due_horizon) {
             devices.push_back(index);
         }
     }
