@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "alert_test_util.hpp"
+#include "core/device_status.hpp"
 #include "core/silence.hpp"
 
 using namespace alerts;
@@ -177,4 +178,23 @@ TEST_CASE("silences: motion by region and notifType, and a future silence holds 
         silences_of({{{"matchers", {{"notifType", "Offline"}}}, {"duration", 3600}}}, T0 + 300));
     k.run({status("cam2", T0 + 400, device_state::online)}, T0 + 400);
     CHECK(k.tick(T0 + 495).size() == 1);
+}
+
+TEST_CASE("the console's state and explanations of a device whose id is not UTF-8 are JSON text, "
+          "the bytes replaced (never an exception that fails the commit)") {
+    core_options o;
+    o.explain = true;
+    json c = sample_config();
+    c["accounts"]["acct1"]["devices"]["cam\xff"] = json::object();
+    core_harness h(o);
+    h.run({status("cam\xff", T0, device_state::offline)}, T0);
+    h.run({status("cam\xff", T0 + 10, device_state::online)}, T0 + 10);  // back inside its hold
+    const std::uint32_t d = h.core.find_device("acct1", "cam\xff");
+    REQUIRE(d != string_interner::npos);
+    REQUIRE(h.core.result().held.size() == 1);
+    const json held = json::parse(held_back_json(h.core, h.core.result().held[0]));
+    CHECK(held["rule"] == "hold");
+    CHECK(held["device"] == "cam\xef\xbf\xbd");
+    h.run({status("cam\xff", T0 + 20, device_state::offline)}, T0 + 20);
+    CHECK(json::parse(device_status_json(h.core, d))["pending"] == true);
 }

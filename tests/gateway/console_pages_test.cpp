@@ -15,15 +15,23 @@ TEST_CASE("console pages: a value from the data never becomes markup or script")
     const json state = {{"counts", {{"offline", 1}}},
                         {"devices",
                          {{"offline",
-                           {{{"account", evil}, {"device", evil}, {"name", evil}, {"state", "offline"},
-                             {"announced", "offline"}, {"since", 1.0}}}}}}};
+                           {{{"account", evil},
+                             {"device", evil},
+                             {"name", evil},
+                             {"state", "offline"},
+                             {"announced", "offline"},
+                             {"since", 1.0}}}}}}};
     const std::string page = alerts::gateway::offline_page(state, evil, 100);
     CHECK(page.find("<script>alert") == std::string::npos);
     CHECK(page.find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
     const json silences = {{"silences",
-                            {{{"id", "x');alert(1);//"}, {"status", "active"},
-                              {"matchers", {{"account", evil}}}, {"startsAt", 1}, {"endsAt", 2},
-                              {"createdBy", evil}, {"comment", evil}}}}};
+                            {{{"id", "x');alert(1);//"},
+                              {"status", "active"},
+                              {"matchers", {{"account", evil}}},
+                              {"startsAt", 1},
+                              {"endsAt", 2},
+                              {"createdBy", evil},
+                              {"comment", evil}}}}};
     const std::string s = alerts::gateway::silences_page(silences, 1);
     CHECK(s.find("onclick") == std::string::npos);  // ids go to the script as data only
     CHECK(s.find("data-id=\"x&#39;);alert(1);//\"") != std::string::npos);

@@ -38,7 +38,7 @@ std::string device_status_json(const alert_core& core, std::uint32_t device) {
         const std::string by = core.held_by(device);
         if (!by.empty()) j["heldBy"] = by;
     }
-    return j.dump();
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // ids: any bytes
 }
 
 std::string held_back_json(const alert_core& core, const held_back& h) {
@@ -50,7 +50,7 @@ std::string held_back_json(const alert_core& core, const held_back& h) {
                         {"rule", h.rule},
                         {"detail", h.detail}};
     if (!h.by.empty()) j["by"] = h.by;
-    return j.dump();
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // ids: any bytes
 }
 
 }  // namespace alerts

@@ -122,8 +122,10 @@ int main(int argc, char** argv) {
             status = 1;
             continue;  // the other ids of a replay or purge still go
         }
-        std::cout << (how.json ? answer.dump() + "\n"
-                               : alerts::ctl::render(request.view, answer, now));
+        std::cout << (how.json
+                          ? answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                "\n"
+                          : alerts::ctl::render(request.view, answer, now));
     }
     curl_global_cleanup();
     return status;

@@ -65,6 +65,15 @@ flags read_flags(const std::vector<std::string>& args, std::size_t from,
     return f;
 }
 
+// The request's body: an argument that is not UTF-8 text is refused (JSON cannot carry it).
+std::string text_of(const json& body) {
+    try {
+        return body.dump();
+    } catch (const json::type_error&) {
+        throw usage_error("an argument is not UTF-8 text");
+    }
+}
+
 std::string value_or(const flags& f, const std::string& name, const std::string& fallback = "") {
     const auto it = f.values.find(name);
     return it == f.values.end() ? fallback : it->second;
@@ -116,7 +125,7 @@ std::string matchers_text(const json& m) {
     std::string out;
     for (const auto& [k, v] : m.items()) {
         if (!out.empty()) out += ",";
-        out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+        out += k + "=" + (v.is_string() ? v.get<std::string>() : text_of(v));
     }
     return out;
 }
@@ -134,7 +143,8 @@ ctl_request silence_command(const std::vector<std::string>& args, double now) {
         if (f.words.size() != 1) throw usage_error("silence expire needs one silence id");
         json body = json::object();
         if (f.values.count("--by")) body["by"] = f.values.at("--by");
-        return {"DELETE", "/api/v1/silences/" + encoded(f.words[0]), body.dump(), true, "silence"};
+        return {"DELETE", "/api/v1/silences/" + encoded(f.words[0]), text_of(body), true,
+                "silence"};
     }
     if (what != "add") throw usage_error("silence needs add, list or expire, not '" + what + "'");
     const flags f = read_flags(args, 2,
@@ -170,7 +180,7 @@ ctl_request silence_command(const std::vector<std::string>& args, double now) {
     if (f.values.count("--comment")) body["comment"] = f.values.at("--comment");
     body["createdBy"] = value_or(f, "--by", "alertctl");
     (void)now;
-    return {"POST", "/api/v1/silences", body.dump(), true, "silence"};
+    return {"POST", "/api/v1/silences", text_of(body), true, "silence"};
 }
 
 std::vector<ctl_request> dead_letter_commands(const std::vector<std::string>& args) {

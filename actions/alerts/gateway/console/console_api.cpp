@@ -25,7 +25,8 @@ http_response answer(int status, const json& body) {
     http_response r;
     r.status = status;
     r.content_type = JSON_TYPE;
-    r.body = body.dump() + "\n";
+    // Text from Redis (a dead letter's error, an id) may hold any bytes: replaced, not thrown.
+    r.body = body.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     return r;
 }
 

@@ -106,7 +106,8 @@ std::string esc(const std::string& s) { return html_escape(s); }
 
 std::string layout(const std::string& title, const std::string& active, const std::string& body) {
     std::string out = "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>" +
-                      esc(title) + " — alertgw</title><style>" + STYLE + "</style></head><body><nav>";
+                      esc(title) + " — alertgw</title><style>" + STYLE +
+                      "</style></head><body><nav>";
     for (const auto& [path, name] : std::vector<std::pair<std::string, std::string>>{
              {"/offline", "Offline now"},
              {"/flapping", "Flapping"},
@@ -114,7 +115,8 @@ std::string layout(const std::string& title, const std::string& active, const st
              {"/deadletters", "Dead letters"},
              {"/notifications", "Recent notifications"},
              {"/delay", "Delivery delay"}}) {
-        out += "<a href=\"" + path + "\"" + (path == active ? " class=on" : "") + ">" + name + "</a>";
+        out +=
+            "<a href=\"" + path + "\"" + (path == active ? " class=on" : "") + ">" + name + "</a>";
     }
     out += "<span class=token>token <input id=token type=password autocomplete=off></span>";
     out += "</nav><main><h1>" + esc(title) + "</h1><p id=msg></p>" + body + "</main>";
@@ -169,12 +171,23 @@ std::string html_escape(const std::string& text) {
     out.reserve(text.size());
     for (char c : text) {
         switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out += c;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += c;
         }
     }
     return out;
@@ -190,7 +203,8 @@ std::string offline_page(const json& state, const std::string& account, double n
     }
     body += "</div><form method=get action=/offline>account <input name=account value=\"" +
             esc(account) + "\"> <button>filter</button></form>";
-    body += "<h2>Offline, announced</h2>" + grouped(groups.value("offline", json::array()), now, false);
+    body +=
+        "<h2>Offline, announced</h2>" + grouped(groups.value("offline", json::array()), now, false);
     body += "<h2>Down behind a bridge that is down (its notification covers them)</h2>" +
             grouped(groups.value("inhibited", json::array()), now, true);
     body += "<h2>Held back by a silence or a maintenance window</h2>" +
@@ -216,7 +230,8 @@ std::string flapping_page(const json& state, double now) {
 
 std::string silences_page(const json& silences, double now) {
     std::string body =
-        "<h2>New silence</h2><form class=silence id=new-silence onsubmit=\"return makeSilence(this)\">"
+        "<h2>New silence</h2><form class=silence id=new-silence onsubmit=\"return "
+        "makeSilence(this)\">"
         "<label>account <input name=account></label><label>device <input name=device></label>"
         "<label>bridge <input name=bridge></label><label>region <input name=region></label>"
         "<label>type <select name=notifType><option value=\"\">any</option>";
@@ -224,28 +239,33 @@ std::string silences_page(const json& silences, double now) {
                           "FlappingStarted", "FlappingStopped"}) {
         body += std::string("<option>") + t + "</option>";
     }
-    body += "</select></label><label>minutes <input name=minutes type=number value=60 min=1></label>"
-            "<label><input name=untilResolved type=checkbox> until resolved</label>"
-            "<label>by <input name=by id=by></label>"
-            "<label>comment <input name=comment></label><button id=create>silence</button></form>";
+    body +=
+        "</select></label><label>minutes <input name=minutes type=number value=60 min=1></label>"
+        "<label><input name=untilResolved type=checkbox> until resolved</label>"
+        "<label>by <input name=by id=by></label>"
+        "<label>comment <input name=comment></label><button id=create>silence</button></form>";
     body += "<h2>Silences</h2><table id=silences><tr><th>id</th><th>status</th><th>matchers</th>"
             "<th>starts</th><th>ends</th><th>by</th><th>comment</th><th></th></tr>";
     for (const json& s : silences.value("silences", json::array())) {
         std::string matchers;
-        const json given = s.contains("matchers") && s["matchers"].is_object() ? s["matchers"] : json::object();
+        const json given =
+            s.contains("matchers") && s["matchers"].is_object() ? s["matchers"] : json::object();
         for (const auto& [k, v] : given.items()) {
-            matchers += (matchers.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+            matchers += (matchers.empty() ? "" : ", ") + k + "=" +
+                        (v.is_string() ? v.get<std::string>()
+                                       : v.dump(-1, ' ', false, json::error_handler_t::replace));
         }
         const std::string status = str(s, "status");
-        const std::string ends = s.value("untilResolved", false) ? "until resolved" : when(num(s, "endsAt"));
+        const std::string ends =
+            s.value("untilResolved", false) ? "until resolved" : when(num(s, "endsAt"));
         body += "<tr data-id=\"" + esc(str(s, "id")) + "\"><td>" + esc(str(s, "id")) + "</td><td>" +
                 esc(status) + (s.contains("endedBy") ? " (" + esc(str(s, "endedBy")) + ")" : "") +
                 "</td><td>" + esc(matchers) + "</td><td>" + when(num(s, "startsAt")) + "</td><td>" +
-                ends + "</td><td>" + esc(str(s, "createdBy")) + "</td><td>" + esc(str(s, "comment")) +
-                "</td><td>" +
-                (status == "ended" ? std::string()
-                                   : "<button class=end data-id=\"" + esc(str(s, "id")) +
-                                         "\">end now</button>") +
+                ends + "</td><td>" + esc(str(s, "createdBy")) + "</td><td>" +
+                esc(str(s, "comment")) + "</td><td>" +
+                (status == "ended"
+                     ? std::string()
+                     : "<button class=end data-id=\"" + esc(str(s, "id")) + "\">end now</button>") +
                 "</td></tr>";
     }
     (void)now;
@@ -293,7 +313,8 @@ std::string delay_page(const std::vector<delay_timeline::point>& points, double 
     std::string body = "<p>This gateway's deliveries, minute by minute: alertDelay (from when "
                        "the notification was due to its delivery) p50, p99 and max, and "
                        "deliveryDelay (from the commit) p99.</p>";
-    if (points.empty()) return layout("Delivery delay", "/delay", body + "<p class=muted>no deliveries yet</p>");
+    if (points.empty())
+        return layout("Delivery delay", "/delay", body + "<p class=muted>no deliveries yet</p>");
     const double w = 900, h = 300, left = 60, bottom = 30;
     const double t0 = points.front().minute, t1 = std::max(points.back().minute, t0 + 60);
     double top = 0.001;
@@ -337,7 +358,8 @@ std::string delay_page(const std::vector<delay_timeline::point>& points, double 
     }
     svg += "<text x=\"" + std::to_string(int(left)) + "\" y=\"" + std::to_string(int(h - 8)) +
            "\" font-size=\"11\">" + when(t0) + "</text><text x=\"" + std::to_string(int(w - 170)) +
-           "\" y=\"" + std::to_string(int(h - 8)) + "\" font-size=\"11\">" + when(t1) + "</text></svg>";
+           "\" y=\"" + std::to_string(int(h - 8)) + "\" font-size=\"11\">" + when(t1) +
+           "</text></svg>";
     body += svg +
             "<p><span style=\"color:#1f77b4\">■</span> alertDelay p50 "
             "<span style=\"color:#ff7f0e\">■</span> p99 <span style=\"color:#d62728\">■</span> max "
@@ -345,9 +367,11 @@ std::string delay_page(const std::vector<delay_timeline::point>& points, double 
     body += "<table><tr><th>minute</th><th>delivered</th><th>alertDelay p50</th><th>p99</th>"
             "<th>max</th><th>deliveryDelay p99</th></tr>";
     for (auto it = points.rbegin(); it != points.rend(); ++it) {
-        std::snprintf(buf, sizeof buf, "<td>%.3f s</td><td>%.3f s</td><td>%.3f s</td><td>%.3f s</td>",
-                      it->alert_p50, it->alert_p99, it->alert_max, it->delivery_p99);
-        body += "<tr><td>" + when(it->minute) + "</td><td>" + std::to_string(it->count) + "</td>" + buf + "</tr>";
+        std::snprintf(buf, sizeof buf,
+                      "<td>%.3f s</td><td>%.3f s</td><td>%.3f s</td><td>%.3f s</td>", it->alert_p50,
+                      it->alert_p99, it->alert_max, it->delivery_p99);
+        body += "<tr><td>" + when(it->minute) + "</td><td>" + std::to_string(it->count) + "</td>" +
+                buf + "</tr>";
     }
     (void)now;
     return layout("Delivery delay", "/delay", body + "</table>");

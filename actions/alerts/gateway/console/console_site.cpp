@@ -54,7 +54,7 @@ http_response console_site::handle(const http_request& request) {
                  (answer.second.is_object() ? answer.second.value("error", "") : "") + "\n";
         return r;
     };
-    if (request.path == "/" ) {
+    if (request.path == "/") {
         http_response r;
         r.status = 302;
         r.headers.emplace_back("Location", "/offline");

@@ -64,7 +64,8 @@ std::vector<delay_timeline::point> delay_timeline::points() const {
         p.delivery_p99 = percentile(s.delivery, s.count, 0.99);
         out.push_back(p);
     }
-    std::sort(out.begin(), out.end(), [](const point& a, const point& b) { return a.minute < b.minute; });
+    std::sort(out.begin(), out.end(),
+              [](const point& a, const point& b) { return a.minute < b.minute; });
     return out;
 }
 
