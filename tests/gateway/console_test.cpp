@@ -353,7 +353,7 @@ TEST_CASE("state now and explanations follow a scripted stream: every held-back 
     CHECK(exited_zero(g.process.stop()));
 }
 
-TEST_CASE("alertctl drives the console: silences, state, explanations, dead letters; a write "
+TEST_CASE("alertctl drives the console (silences, state, explanations, dead letters), and a write "
           "without the token file or a console that is not there is an error that says so") {
     rig r;
     r.start_smtp();

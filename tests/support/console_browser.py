@@ -17,6 +17,7 @@ import sys
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
@@ -34,7 +35,8 @@ for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-
           "--window-size=1280,900"):
     options.add_argument(a)
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-wait = WebDriverWait(driver, 15)
+# A click reloads the page: elements read while it reloads are stale, and the wait reads again.
+wait = WebDriverWait(driver, 15, ignored_exceptions=(StaleElementReferenceException,))
 pages = []
 
 

@@ -9,6 +9,7 @@
 // (a same-state heartbeat) never gets here.
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <iterator>
 #include <limits>
 #include <string>
@@ -170,7 +171,12 @@ void alert_core::explain_silence(std::uint32_t device, notif_type type, double t
     const bool window = by == "maintenance";
     std::string detail = window ? "inside a maintenance window" : "silenced";
     if (until < NEVER) {
-        detail += " until " + std::to_string(static_cast<long long>(until));
+        const std::time_t end = static_cast<std::time_t>(until);
+        std::tm tm{};
+        ::gmtime_r(&end, &tm);
+        char text[32];
+        std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        detail += std::string(" until ") + text;
     } else {
         detail += " until the device is back online";
     }

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "core/json_read.hpp"
+
 namespace alerts::ctl {
 
 namespace {
@@ -87,17 +89,6 @@ std::string when(double t) {
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%SZ", &tm);
     return buf;
-}
-
-std::string str(const json& j, const char* key) {
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return "";
-    return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-double num(const json& j, const char* key) {
-    const auto it = j.find(key);
-    return it != j.end() && it->is_number() ? it->get<double>() : 0;
 }
 
 // Rows as columns padded to their widest cell.
@@ -362,18 +353,19 @@ std::string render(const std::string& view, const json& answer, double now) {
         std::vector<std::vector<std::string>> rows = {
             {"ID", "STATUS", "MATCHERS", "STARTS", "ENDS", "BY", "COMMENT"}};
         for (const json& s : answer.value("silences", json::array())) {
-            if (view == "silences" && str(s, "status") == "ended") continue;
+            if (view == "silences" && json_text(s, "status") == "ended") continue;
             const std::string ends =
-                s.value("untilResolved", false) ? "until resolved" : when(num(s, "endsAt"));
-            rows.push_back(
-                {str(s, "id"), str(s, "status"), matchers_text(s.value("matchers", json::object())),
-                 when(num(s, "startsAt")), ends, str(s, "createdBy"), str(s, "comment")});
+                s.value("untilResolved", false) ? "until resolved" : when(json_number(s, "endsAt"));
+            rows.push_back({json_text(s, "id"), json_text(s, "status"),
+                            matchers_text(s.value("matchers", json::object())),
+                            when(json_number(s, "startsAt")), ends, json_text(s, "createdBy"),
+                            json_text(s, "comment")});
         }
         return table(rows);
     }
     if (view == "silence") {
         const json s = answer.value("silence", json::object());
-        return "silence " + str(s, "id") + " " + str(s, "status") + " (" +
+        return "silence " + json_text(s, "id") + " " + json_text(s, "status") + " (" +
                matchers_text(s.value("matchers", json::object())) + ")\n";
     }
     if (view == "state") {
@@ -384,11 +376,11 @@ std::string render(const std::string& view, const json& answer, double now) {
             out += std::string(group) + ": " + std::to_string(list.size()) + "\n";
             std::vector<std::vector<std::string>> rows;
             for (const json& d : list) {
-                const double since = num(d, "since");
-                std::string extra = str(d, "heldBy");
-                if (extra.empty()) extra = str(d, "bridge");
-                rows.push_back({"  " + str(d, "account"), str(d, "device"), str(d, "name"),
-                                str(d, "state"), "since " + when(since),
+                const double since = json_number(d, "since");
+                std::string extra = json_text(d, "heldBy");
+                if (extra.empty()) extra = json_text(d, "bridge");
+                rows.push_back({"  " + json_text(d, "account"), json_text(d, "device"),
+                                json_text(d, "name"), json_text(d, "state"), "since " + when(since),
                                 std::to_string(static_cast<long long>(now - since)) + " s", extra});
             }
             out += table(rows);
@@ -399,12 +391,12 @@ std::string render(const std::string& view, const json& answer, double now) {
         std::vector<std::vector<std::string>> rows = {
             {"DECIDED", "HELD BACK", "RULE", "BY", "WHY"}};
         for (const json& h : answer.value("heldBack", json::array())) {
-            rows.push_back({when(num(h, "ts")), str(h, "notifType"), str(h, "rule"), str(h, "by"),
-                            str(h, "detail")});
+            rows.push_back({when(json_number(h, "ts")), json_text(h, "notifType"),
+                            json_text(h, "rule"), json_text(h, "by"), json_text(h, "detail")});
         }
         if (rows.size() == 1) {
-            return "nothing held back for " + str(answer, "account") + "/" + str(answer, "device") +
-                   " then\n";
+            return "nothing held back for " + json_text(answer, "account") + "/" +
+                   json_text(answer, "device") + " then\n";
         }
         return table(rows);
     }
@@ -412,19 +404,20 @@ std::string render(const std::string& view, const json& answer, double now) {
         std::vector<std::vector<std::string>> rows = {
             {"ID", "TARGET", "DEDUPKEY", "ATTEMPTS", "ERROR"}};
         for (const json& d : answer.value("deadLetters", json::array())) {
-            std::string target = str(d, "target");
-            if (!str(d, "recipient").empty()) target += " (" + str(d, "recipient") + ")";
-            rows.push_back(
-                {str(d, "id"), target, str(d, "key"), str(d, "attempts"), str(d, "error")});
+            std::string target = json_text(d, "target");
+            if (!json_text(d, "recipient").empty())
+                target += " (" + json_text(d, "recipient") + ")";
+            rows.push_back({json_text(d, "id"), target, json_text(d, "key"),
+                            json_text(d, "attempts"), json_text(d, "error")});
         }
         return table(rows) + std::to_string(answer.value("total", 0)) + " in all\n";
     }
     if (view == "deadletter") return answer.value("deadLetter", json::object()).dump(2) + "\n";
     if (view == "replayed") {
-        return "replayed " + str(answer, "replayed") + " as outbox entry " + str(answer, "entry") +
-               "\n";
+        return "replayed " + json_text(answer, "replayed") + " as outbox entry " +
+               json_text(answer, "entry") + "\n";
     }
-    if (view == "purged") return "purged " + str(answer, "purged") + "\n";
+    if (view == "purged") return "purged " + json_text(answer, "purged") + "\n";
     return answer.dump(2) + "\n";
 }
 

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/json_read.hpp"
+
 namespace alerts::gateway {
 
 namespace {
@@ -60,22 +62,9 @@ std::string header_value(std::string_view s) {
     return flat;
 }
 
-std::string str(const nlohmann::json& notification, const char* key) {
-    const auto found = notification.find(key);
-    if (found == notification.end()) return {};
-    if (found->is_string()) return found->get<std::string>();
-    if (found->is_null()) return {};
-    return found->dump();
-}
-
-double num(const nlohmann::json& notification, const char* key) {
-    const auto found = notification.find(key);
-    return found != notification.end() && found->is_number() ? found->get<double>() : 0.0;
-}
-
 std::string camera(const nlohmann::json& notification) {
-    const std::string name = str(notification, "name");
-    const std::string device = str(notification, "device");
+    const std::string name = json_text(notification, "name");
+    const std::string device = json_text(notification, "device");
     return name.empty() ? "camera " + device : name;
 }
 
@@ -86,9 +75,9 @@ std::string state_words(const std::string& state) {
 }
 
 std::string what_happened(const nlohmann::json& notification) {
-    const std::string type = str(notification, "notifType");
+    const std::string type = json_text(notification, "notifType");
     // A bridge's Offline/InternetOffline names how many cameras went down with it.
-    const double affected = num(notification, "affected");
+    const double affected = json_number(notification, "affected");
     const std::string behind = affected > 0
                                    ? " (" + std::to_string(static_cast<long long>(affected)) +
                                          (affected == 1 ? " camera" : " cameras") + " behind it)"
@@ -99,12 +88,12 @@ std::string what_happened(const nlohmann::json& notification) {
     if (type == "StillOffline") return "still offline";
     if (type == "FlappingStarted") return "unstable, going offline and online repeatedly";
     if (type == "FlappingStopped")
-        return "stable again: " + state_words(str(notification, "state"));
+        return "stable again: " + state_words(json_text(notification, "state"));
     if (type == "Alert") {
         std::string words = "motion";
-        const std::string region = str(notification, "region");
+        const std::string region = json_text(notification, "region");
         if (!region.empty()) words += " in " + region;
-        const std::string level = str(notification, "level");
+        const std::string level = json_text(notification, "level");
         if (!level.empty()) words += " (" + level + ")";
         return words;
     }
@@ -161,8 +150,8 @@ std::string email_text(const nlohmann::json& notification, std::string_view dedu
             to += one_line(r.get<std::string>());
         }
     }
-    const std::string type = str(notification, "notifType");
-    const double event_ts = num(notification, "eventTs");
+    const std::string type = json_text(notification, "notifType");
+    const double event_ts = json_number(notification, "eventTs");
     std::string body;
     body += camera(notification) + ": " + what_happened(notification) + "\r\n\r\n";
     if (type == "Offline") {
@@ -175,32 +164,33 @@ std::string email_text(const nlohmann::json& notification, std::string_view dedu
         body += "Motion was detected at " + utc_text(event_ts) + ".\r\n";
     } else if (type == "StillOffline") {
         body += "The camera has not reported since " + utc_text(event_ts) + " (reminder " +
-                std::to_string(static_cast<long long>(num(notification, "reminder"))) + ").\r\n";
+                std::to_string(static_cast<long long>(json_number(notification, "reminder"))) +
+                ").\r\n";
     } else if (type == "FlappingStarted") {
         body += "The camera keeps going offline and online (since " + utc_text(event_ts) +
                 "). No offline or online e-mails are sent for it until it is stable again.\r\n";
     } else if (type == "FlappingStopped") {
         body += "The camera has not changed state since " + utc_text(event_ts) + "; it is " +
-                state_words(str(notification, "state")) + ".\r\n";
+                state_words(json_text(notification, "state")) + ".\r\n";
     } else {
         body += "Event time: " + utc_text(event_ts) + ".\r\n";
     }
     body += "\r\n";
     body += "Camera:  " + one_line(camera(notification)) + "\r\n";
-    body += "Device:  " + one_line(str(notification, "device")) + "\r\n";
-    body += "Account: " + one_line(str(notification, "account")) + "\r\n";
-    if (!str(notification, "region").empty())
-        body += "Region:  " + one_line(str(notification, "region")) + "\r\n";
-    if (!str(notification, "level").empty())
-        body += "Level:   " + one_line(str(notification, "level")) + "\r\n";
+    body += "Device:  " + one_line(json_text(notification, "device")) + "\r\n";
+    body += "Account: " + one_line(json_text(notification, "account")) + "\r\n";
+    if (!json_text(notification, "region").empty())
+        body += "Region:  " + one_line(json_text(notification, "region")) + "\r\n";
+    if (!json_text(notification, "level").empty())
+        body += "Level:   " + one_line(json_text(notification, "level")) + "\r\n";
     // A bridge's outage: the cameras behind it, which send no Offline of their own.
     if (const auto found = notification.find("affectedDevices");
         found != notification.end() && found->is_array()) {
         body += "\r\nCameras behind it, without e-mails of their own:\r\n";
         for (const auto& d : *found) {
             if (!d.is_object()) continue;
-            const std::string device = str(d, "device");
-            std::string line = str(d, "name");
+            const std::string device = json_text(d, "device");
+            std::string line = json_text(d, "name");
             if (line.empty()) {
                 line = device;
             } else {
@@ -214,7 +204,7 @@ std::string email_text(const nlohmann::json& notification, std::string_view dedu
         }
     }
     body += "Event:   " + utc_text(event_ts) + "\r\n";
-    body += "Decided: " + utc_text(num(notification, "publishTs")) + "\r\n";
+    body += "Decided: " + utc_text(json_number(notification, "publishTs")) + "\r\n";
     body += "\r\n-- \r\nalertgw (notification " + one_line(dedup_key) + ")\r\n";
 
     std::string message;
@@ -225,8 +215,8 @@ std::string email_text(const nlohmann::json& notification, std::string_view dedu
     message += "Message-ID: " + message_id(dedup_key) + "\r\n";
     // One outage, one conversation: its reminders and the Online that ends it answer the
     // Offline that opened it (an Online of an action from before threadKey: its `resolves`).
-    std::string thread = str(notification, "threadKey");
-    if (thread.empty() && type == "Online") thread = str(notification, "resolves");
+    std::string thread = json_text(notification, "threadKey");
+    if (thread.empty() && type == "Online") thread = json_text(notification, "resolves");
     if (!thread.empty() && thread != dedup_key) {
         const std::string parent = message_id(thread);
         message += "In-Reply-To: " + parent + "\r\n";

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <map>
 
+#include "core/json_read.hpp"
+
 namespace alerts::gateway {
 
 namespace {
@@ -91,17 +93,6 @@ std::string ago(double seconds) {
     return buf;
 }
 
-std::string str(const json& j, const char* key) {
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return "";
-    return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-double num(const json& j, const char* key) {
-    const auto it = j.find(key);
-    return it != j.end() && it->is_number() ? it->get<double>() : 0;
-}
-
 std::string esc(const std::string& s) { return html_escape(s); }
 
 std::string layout(const std::string& title, const std::string& active, const std::string& body) {
@@ -125,21 +116,21 @@ std::string layout(const std::string& title, const std::string& active, const st
 }
 
 std::string device_cell(const json& d) {
-    const std::string name = str(d, "name");
-    return "<td>" + esc(str(d, "device")) + "</td><td>" + esc(name) + "</td>";
+    const std::string name = json_text(d, "name");
+    return "<td>" + esc(json_text(d, "device")) + "</td><td>" + esc(name) + "</td>";
 }
 
 std::string explain_link(const json& d, const std::string& text) {
-    return "<a href=\"/api/v1/explain?account=" + esc(str(d, "account")) +
-           "&amp;device=" + esc(str(d, "device")) + "\">" + text + "</a>";
+    return "<a href=\"/api/v1/explain?account=" + esc(json_text(d, "account")) +
+           "&amp;device=" + esc(json_text(d, "device")) + "\">" + text + "</a>";
 }
 
 // One group of devices (offline, behind a bridge, held back) as a table per account and site.
 std::string grouped(const json& list, double now, bool held) {
     std::map<std::string, std::map<std::string, std::vector<json>>> by;
     for (const json& d : list) {
-        const std::string site = str(d, "bridge");
-        by[str(d, "account")][site.empty() ? "(no site)" : "site " + site].push_back(d);
+        const std::string site = json_text(d, "bridge");
+        by[json_text(d, "account")][site.empty() ? "(no site)" : "site " + site].push_back(d);
     }
     std::string out;
     for (const auto& [account, sites] : by) {
@@ -150,10 +141,10 @@ std::string grouped(const json& list, double now, bool held) {
                    "<th>for</th>" +
                    (held ? "<th>held back by</th>" : "") + "<th></th></tr>";
             for (const json& d : devices) {
-                const double since = num(d, "since");
-                std::string by_rule = str(d, "heldBy");
-                if (d.value("inhibited", false)) by_rule = "bridge " + str(d, "bridge");
-                out += "<tr>" + device_cell(d) + "<td>" + esc(str(d, "state")) + "</td><td>" +
+                const double since = json_number(d, "since");
+                std::string by_rule = json_text(d, "heldBy");
+                if (d.value("inhibited", false)) by_rule = "bridge " + json_text(d, "bridge");
+                out += "<tr>" + device_cell(d) + "<td>" + esc(json_text(d, "state")) + "</td><td>" +
                        when(since) + "</td><td>" + ago(now - since) + "</td>" +
                        (held ? "<td>" + esc(by_rule) + "</td>" : "") + "<td>" +
                        explain_link(d, "why") + "</td></tr>";
@@ -221,9 +212,9 @@ std::string flapping_page(const json& state, double now) {
                        "stable.</p><table><tr><th>account</th><th>device</th><th>name</th>"
                        "<th>state</th><th>last change</th><th></th></tr>";
     for (const json& d : list) {
-        body += "<tr><td>" + esc(str(d, "account")) + "</td>" + device_cell(d) + "<td>" +
-                esc(str(d, "state")) + "</td><td>" + ago(now - num(d, "since")) + " ago</td><td>" +
-                explain_link(d, "why") + "</td></tr>";
+        body += "<tr><td>" + esc(json_text(d, "account")) + "</td>" + device_cell(d) + "<td>" +
+                esc(json_text(d, "state")) + "</td><td>" + ago(now - json_number(d, "since")) +
+                " ago</td><td>" + explain_link(d, "why") + "</td></tr>";
     }
     return layout("Flapping", "/flapping", body + "</table>");
 }
@@ -255,17 +246,18 @@ std::string silences_page(const json& silences, double now) {
                         (v.is_string() ? v.get<std::string>()
                                        : v.dump(-1, ' ', false, json::error_handler_t::replace));
         }
-        const std::string status = str(s, "status");
+        const std::string status = json_text(s, "status");
         const std::string ends =
-            s.value("untilResolved", false) ? "until resolved" : when(num(s, "endsAt"));
-        body += "<tr data-id=\"" + esc(str(s, "id")) + "\"><td>" + esc(str(s, "id")) + "</td><td>" +
-                esc(status) + (s.contains("endedBy") ? " (" + esc(str(s, "endedBy")) + ")" : "") +
-                "</td><td>" + esc(matchers) + "</td><td>" + when(num(s, "startsAt")) + "</td><td>" +
-                ends + "</td><td>" + esc(str(s, "createdBy")) + "</td><td>" +
-                esc(str(s, "comment")) + "</td><td>" +
-                (status == "ended"
-                     ? std::string()
-                     : "<button class=end data-id=\"" + esc(str(s, "id")) + "\">end now</button>") +
+            s.value("untilResolved", false) ? "until resolved" : when(json_number(s, "endsAt"));
+        body += "<tr data-id=\"" + esc(json_text(s, "id")) + "\"><td>" + esc(json_text(s, "id")) +
+                "</td><td>" + esc(status) +
+                (s.contains("endedBy") ? " (" + esc(json_text(s, "endedBy")) + ")" : "") +
+                "</td><td>" + esc(matchers) + "</td><td>" + when(json_number(s, "startsAt")) +
+                "</td><td>" + ends + "</td><td>" + esc(json_text(s, "createdBy")) + "</td><td>" +
+                esc(json_text(s, "comment")) + "</td><td>" +
+                (status == "ended" ? std::string()
+                                   : "<button class=end data-id=\"" + esc(json_text(s, "id")) +
+                                         "\">end now</button>") +
                 "</td></tr>";
     }
     (void)now;
@@ -281,14 +273,16 @@ std::string dead_letters_page(const json& dead_letters) {
                        "<th>dedupKey</th><th>attempts</th><th>last error</th><th></th></tr>";
     for (const json& d : list) {
         const json n = d.value("n", json::object());
-        std::string target = str(d, "target");
-        if (!str(d, "recipient").empty()) target += " (" + str(d, "recipient") + ")";
-        body += "<tr data-id=\"" + esc(str(d, "id")) + "\"><td>" + esc(str(d, "id")) + "</td><td>" +
-                esc(target) + "</td><td>" + esc(n.is_object() ? str(n, "notifType") : "") +
-                "</td><td>" + esc(n.is_object() ? str(n, "account") + "/" + str(n, "device") : "") +
-                "</td><td>" + esc(str(d, "key")) + "</td><td>" + esc(str(d, "attempts")) +
-                "</td><td>" + esc(str(d, "error")) + "</td><td><button class=replay data-id=\"" +
-                esc(str(d, "id")) + "\">replay</button></td></tr>";
+        std::string target = json_text(d, "target");
+        if (!json_text(d, "recipient").empty()) target += " (" + json_text(d, "recipient") + ")";
+        body += "<tr data-id=\"" + esc(json_text(d, "id")) + "\"><td>" + esc(json_text(d, "id")) +
+                "</td><td>" + esc(target) + "</td><td>" +
+                esc(n.is_object() ? json_text(n, "notifType") : "") + "</td><td>" +
+                esc(n.is_object() ? json_text(n, "account") + "/" + json_text(n, "device") : "") +
+                "</td><td>" + esc(json_text(d, "key")) + "</td><td>" +
+                esc(json_text(d, "attempts")) + "</td><td>" + esc(json_text(d, "error")) +
+                "</td><td><button class=replay data-id=\"" + esc(json_text(d, "id")) +
+                "\">replay</button></td></tr>";
     }
     return layout("Dead letters", "/deadletters", body + "</table>");
 }
@@ -299,11 +293,13 @@ std::string notifications_page(const json& notifications, double now) {
     for (const json& e : notifications.value("notifications", json::array())) {
         const json n = e.value("n", json::object());
         if (!n.is_object()) continue;
-        std::string note = str(e, "only").empty() ? "" : "replayed for " + str(e, "only");
-        body += "<tr><td>" + when(num(n, "publishTs")) + "</td><td>" + esc(str(n, "notifType")) +
-                "</td><td>" + esc(str(n, "account")) + "</td><td>" + esc(str(n, "device")) +
-                "</td><td>" + esc(str(n, "name")) + "</td><td>" + esc(str(n, "alertDelay")) +
-                " s</td><td>" + esc(str(e, "key")) + "</td><td>" + esc(note) + "</td></tr>";
+        std::string note =
+            json_text(e, "only").empty() ? "" : "replayed for " + json_text(e, "only");
+        body += "<tr><td>" + when(json_number(n, "publishTs")) + "</td><td>" +
+                esc(json_text(n, "notifType")) + "</td><td>" + esc(json_text(n, "account")) +
+                "</td><td>" + esc(json_text(n, "device")) + "</td><td>" +
+                esc(json_text(n, "name")) + "</td><td>" + esc(json_text(n, "alertDelay")) +
+                " s</td><td>" + esc(json_text(e, "key")) + "</td><td>" + esc(note) + "</td></tr>";
     }
     (void)now;
     return layout("Recent notifications", "/notifications", body + "</table>");
