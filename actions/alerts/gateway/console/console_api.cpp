@@ -2,7 +2,6 @@
 #include "gateway/console/console_api.hpp"
 
 #include <cstdlib>
-#include <random>
 
 namespace alerts::gateway {
 
@@ -63,13 +62,7 @@ void check_stream_id(const std::string& id) {
     }
 }
 
-std::string new_silence_id() {
-    std::random_device random;
-    const char* const HEX = "0123456789abcdef";
-    std::string out;
-    for (int i = 0; i < 16; ++i) out += HEX[random() & 15];
-    return out;
-}
+std::string new_silence_id() { return random_hex(16); }
 
 double time_of(const http_request& request, const char* key, double fallback) {
     const std::string text = actionloop::query_value(request.query, key);

@@ -106,8 +106,11 @@ std::string layout(const std::string& title, const std::string& active, const st
              {"/deadletters", "Dead letters"},
              {"/notifications", "Recent notifications"},
              {"/delay", "Delivery delay"}}) {
-        out +=
-            "<a href=\"" + path + "\"" + (path == active ? " class=on" : "") + ">" + name + "</a>";
+        out += "<a href=\"";
+        out += path;
+        out += path == active ? "\" class=on>" : "\">";
+        out += name;
+        out += "</a>";
     }
     out += "<span class=token>token <input id=token type=password autocomplete=off></span>";
     out += "</nav><main><h1>" + esc(title) + "</h1><p id=msg></p>" + body + "</main>";
@@ -327,7 +330,9 @@ std::string delay_page(const std::vector<delay_timeline::point>& points, double 
                       std::to_string(int(w)) + "\" height=\"" + std::to_string(int(h)) +
                       "\" style=\"background:#fff;border:1px solid #e3e6ea\">";
     char buf[160];
-    for (double tick = lo; tick <= top * 1.001; tick *= 10) {
+    const int decades = static_cast<int>(std::lround(std::log10(top / lo)));
+    for (int k = 0; k <= decades; ++k) {
+        const double tick = lo * std::pow(10, k);
         std::snprintf(buf, sizeof buf,
                       "<line x1=\"%g\" x2=\"%g\" y1=\"%g\" y2=\"%g\" stroke=\"#eee\"/>"
                       "<text x=\"4\" y=\"%g\" font-size=\"11\">%gs</text>",

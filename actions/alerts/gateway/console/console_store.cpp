@@ -73,13 +73,7 @@ std::string text(const redisReply* r) {
     return {};
 }
 
-std::string new_token() {
-    std::random_device random;
-    const char* const HEX = "0123456789abcdef";
-    std::string out;
-    for (int i = 0; i < 16; ++i) out += HEX[random() & 15];
-    return out;
-}
+std::string new_token() { return random_hex(16); }
 
 // A stream entry [id, [field, value, ...]] as {id, fields...}, `n` parsed when it is JSON.
 json entry_json(const redisReply* item, const char* id_name) {
@@ -104,6 +98,14 @@ json entry_json(const redisReply* item, const char* id_name) {
 }
 
 }  // namespace
+
+std::string random_hex(std::size_t digits) {
+    std::random_device random;
+    const char* const hex_digits = "0123456789abcdef";
+    std::string out;
+    for (std::size_t i = 0; i < digits; ++i) out += hex_digits[random() & 15];
+    return out;
+}
 
 console_store::console_store(redis_url url, std::string prefix)
     : redis_(std::move(url), REDIS_TIMEOUT), prefix_(std::move(prefix)) {}

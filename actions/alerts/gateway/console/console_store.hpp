@@ -25,6 +25,9 @@ public:
     int status;
 };
 
+/// `digits` random hex digits (from the system's random source): silence ids, version tokens.
+std::string random_hex(std::size_t digits);
+
 class console_store {
 public:
     console_store(redis_url url, std::string prefix);
