@@ -9,12 +9,12 @@
 // (a same-state heartbeat) never gets here.
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <iterator>
 #include <limits>
 #include <string>
 
 #include "core/alert_core.hpp"
+#include "core/utc_time.hpp"
 
 namespace alerts {
 
@@ -171,12 +171,7 @@ void alert_core::explain_silence(std::uint32_t device, notif_type type, double t
     const bool window = by == "maintenance";
     std::string detail = window ? "inside a maintenance window" : "silenced";
     if (until < NEVER) {
-        const std::time_t end = static_cast<std::time_t>(until);
-        std::tm tm{};
-        ::gmtime_r(&end, &tm);
-        char text[32];
-        std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        detail += std::string(" until ") + text;
+        detail += " until " + utc_time(until, "%Y-%m-%dT%H:%M:%SZ");
     } else {
         detail += " until the device is back online";
     }

@@ -3,11 +3,11 @@
 
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <set>
 
 #include "core/json_read.hpp"
+#include "core/utc_time.hpp"
 
 namespace alerts::ctl {
 
@@ -83,12 +83,7 @@ std::string value_or(const flags& f, const std::string& name, const std::string&
 
 std::string when(double t) {
     if (!(t > 0) || !std::isfinite(t)) return "-";
-    const std::time_t s = static_cast<std::time_t>(t);
-    std::tm tm{};
-    ::gmtime_r(&s, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%SZ", &tm);
-    return buf;
+    return utc_time(t, "%Y-%m-%d %H:%M:%SZ");
 }
 
 // Rows as columns padded to their widest cell.

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <map>
 
 #include "core/json_read.hpp"
+#include "core/utc_time.hpp"
 
 namespace alerts::gateway {
 
@@ -69,12 +69,7 @@ function makeSilence(form) {
 
 std::string when(double t) {
     if (!(t > 0) || !std::isfinite(t)) return "-";
-    const std::time_t s = static_cast<std::time_t>(t);
-    std::tm tm{};
-    ::gmtime_r(&s, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    return buf;
+    return utc_time(t, "%Y-%m-%d %H:%M:%S UTC");
 }
 
 std::string ago(double seconds) {
