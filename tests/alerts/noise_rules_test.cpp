@@ -29,7 +29,7 @@ namespace {
 
 // sample_config() plus a site account: a bridge and 40 cameras behind it (cam01..cam40), and
 // cam99 with no bridge.
-json site_config() {
+json bridge_site_config() {
     json c = sample_config();
     json devices = json::object();
     devices["bridge1"] = {{"name", "Site bridge"}};
@@ -158,9 +158,9 @@ TEST_CASE("flapping: the thresholds come from the config, and false turns it off
 }
 
 TEST_CASE("bridges: 40 cameras behind a bridge that lost its uplink give one notification") {
-    json off = site_config();
+    json off = bridge_site_config();
     off["flapping"] = false;
-    for (const json& config : {off, site_config()}) {
+    for (const json& config : {off, bridge_site_config()}) {
         core_harness h({}, config);
         std::vector<etag> down;
         down.push_back(site_status("bridge1", T0, device_state::internet_offline));
@@ -226,7 +226,7 @@ TEST_CASE("bridges: the answer carries affected and affectedDevices, stats count
                      {"type", "status"},
                      {"ts", T0},
                      {"state", "offline"}});  // no bridge
-    const json config = site_config();
+    const json config = bridge_site_config();
     json out =
         run_activation(svc, {{"etags", etags}, {"now", T0 + 10}, {"config", config}}, 0, log);
     CHECK(out["notifications"].empty());
@@ -257,7 +257,7 @@ TEST_CASE("bridges: the answer carries affected and affectedDevices, stats count
 }
 
 TEST_CASE("bridges: a camera whose hold matured first waits for its bridge's Offline") {
-    core_harness h({}, site_config());
+    core_harness h({}, bridge_site_config());
     h.run({site_status("cam01", T0 - 100, device_state::offline),
            site_status("bridge1", T0, device_state::offline)},
           T0);
@@ -270,7 +270,7 @@ TEST_CASE("bridges: a camera whose hold matured first waits for its bridge's Off
 }
 
 TEST_CASE("bridges: a bridge back before its hold lets the cameras report on their own") {
-    core_harness h({}, site_config());
+    core_harness h({}, bridge_site_config());
     h.run({site_status("cam01", T0, device_state::offline),
            site_status("bridge1", T0, device_state::offline)},
           T0);
@@ -282,7 +282,7 @@ TEST_CASE("bridges: a bridge back before its hold lets the cameras report on the
 }
 
 TEST_CASE("bridges: a flapping bridge inhibits nothing") {
-    core_harness h({}, site_config());
+    core_harness h({}, bridge_site_config());
     for (int i = 0; i < 6; ++i) {
         h.run(
             {site_status("bridge1", T0 + i, i % 2 ? device_state::online : device_state::offline)},
@@ -336,7 +336,7 @@ TEST_CASE("maintenance: a device whose state changed gets it when the window end
 }
 
 TEST_CASE("maintenance: a silenced bridge sends its Offline, with its cameras, at the end") {
-    json c = site_config();
+    json c = bridge_site_config();
     c["maintenance"] = json::parse(R"([{"account": "site", "device": "bridge1",
         "from": 1764460800, "until": 1764462600}])");
     core_harness h({}, c);
@@ -467,7 +467,7 @@ TEST_CASE("the new config keys are validated at /init like the rest") {
                          "config: accounts.acct1.devices.cam1.bridge must name another device of "
                          "the account",
                          config_error);
-    json s = site_config();
+    json s = bridge_site_config();
     s["accounts"]["site"]["devices"]["bridge1"]["bridge"] = "cam99";
     CHECK_THROWS_WITH_AS(parse_config(s),
                          "config: accounts.site.devices.bridge1.bridge is set on a bridge (devices "
@@ -480,7 +480,7 @@ TEST_CASE("the new config keys are validated at /init like the rest") {
 // every activation, and Redis shared by two containers: the same notifications, fields and
 // dedupKeys.
 TEST_CASE("identity: the noise rules decide alike in memory, a restarted state dir and Redis") {
-    json config = site_config();
+    json config = bridge_site_config();
     config["reminders"] = {{"offline", {600, 1800}}};
     config["maintenance"] = json::parse(R"([{"account": "acct1", "device": "cam2",
         "from": 1764461000, "until": 1764462000}])");
@@ -578,7 +578,7 @@ TEST_CASE("identity: the noise rules decide alike in memory, a restarted state d
 // notifications as one memory-only process: one InternetOffline with its 40 cameras, the
 // bridge's Online, and cam40's own Offline 300 s after the bridge's return.
 TEST_CASE("bridges in Redis: a bridge and its cameras in two containers give one notification") {
-    const json config = site_config();
+    const json config = bridge_site_config();
     std::vector<std::pair<std::vector<etag>, double>> batches;
     batches.push_back({{site_status("bridge1", T0, device_state::internet_offline)}, T0 + 1});
     std::vector<etag> down;

@@ -58,7 +58,7 @@ TEST_CASE("silences: a request's shape and bounds, each refusal says which membe
          "matchers.account holds a control character"},
         {{{"matchers", {{"notifType", "Down"}}}, {"duration", 60}},
          "matchers.notifType must be one of Alert, Offline, Online, InternetOffline, "
-         "FlappingStarted, FlappingStopped, StillOffline"},
+         "FlappingStarted, FlappingStopped, StillOffline, PossibleTamper"},
         {{{"matchers", {{"account", "a"}}}}, "give one of endsAt, duration or untilResolved"},
         {{{"matchers", {{"account", "a"}}}, {"duration", 60}, {"endsAt", now + 60}},
          "give one of endsAt, duration or untilResolved"},

@@ -158,7 +158,8 @@ private:
     bool apply_state(std::uint32_t device, const etag& e);
     bool apply_motion(std::uint32_t device, const etag& e);
     bool cooled_down(std::uint32_t device, const region_config& region, double ts);
-    void emit_state(std::uint32_t device, double due_ts);
+    /// Announces the pending state (as PossibleTamper when `tamper`).
+    void emit_state(std::uint32_t device, double due_ts, bool tamper = false);
     // core_noise.cpp: flapping, bridges, maintenance windows, reminders.
     static bool counts_pending(const device_slot& d);
     void schedule(std::uint32_t device);
@@ -187,6 +188,13 @@ private:
     void sweep_noise();
     std::uint32_t member_slot(std::uint32_t device, std::uint32_t member_cfg) const;
     void emit(notification n, std::string_view event_id = {});
+    // core_sites.cpp: sites' arming schedules and tamper detection.
+    const site_config* site_of(std::uint32_t device) const;
+    bool disarmed(std::uint32_t device, const site_config& site, double ts,
+                  const region_config& region);
+    bool note_motion(std::uint32_t device, double ts);
+    double last_motion(std::uint32_t device) const;
+    bool tampered(std::uint32_t device, const etag& e, device_state before);
     const recipient_list& recipients_for(std::uint32_t device, const region_config* r) const;
     void mark_dirty(std::uint32_t device);
 

@@ -34,6 +34,7 @@ struct notification {
     bool has_thread = false;
     device_state state = device_state::online;  // FlappingStopped: the observed state
     std::uint32_t reminder = 0;                 // StillOffline: 1 for the first reminder
+    double motion_ts = 0;                       // PossibleTamper: the motion before it
     // A bridge's Offline/InternetOffline: the cameras it inhibited, affected[affected_at ..
     // affected_at + affected) of the batch_result.
     bool has_affected = false;

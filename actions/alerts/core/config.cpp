@@ -72,6 +72,9 @@ void check_keys(const json& j, const std::string& path, std::initializer_list<co
 region_config parse_region(const std::string& name, const json& j, const std::string& path) {
     require_object(j, path);
     check_keys(j, path, {"enabled", "sensitivity", "level", "recipients", "cooldown"});
+    for (unsigned char c : name) {
+        if (c < 0x20 || c == 0x7f) fail(path, "has a control character in its name");
+    }
     region_config r;
     r.name = name;
     if (auto it = j.find("enabled"); it != j.end()) {
@@ -87,11 +90,13 @@ region_config parse_region(const std::string& name, const json& j, const std::st
 
 device_config parse_device(const std::string& id, const json& j, const std::string& path) {
     require_object(j, path);
-    check_keys(j, path, {"name", "recipients", "regions", "bridge"});
+    check_keys(j, path, {"name", "recipients", "regions", "bridge", "site"});
     device_config d;
     d.id = id;
     d.name = get_string(j, "name", "", path);
     d.bridge = get_string(j, "bridge", "", path);
+    d.site_id = get_string(j, "site", "", path);
+    if (j.contains("site") && d.site_id.empty()) fail(path + ".site", "must not be empty");
     if (j.contains("bridge") && (d.bridge.empty() || d.bridge == id)) {
         fail(path + ".bridge", "must name another device of the account");
     }
@@ -105,14 +110,79 @@ device_config parse_device(const std::string& id, const json& j, const std::stri
     return d;
 }
 
+// "armed": true, false, or an array of the names of time_intervals.
+void parse_armed(const alert_config& cfg, site_config& site, const json& j,
+                 const std::string& path) {
+    auto it = j.find("armed");
+    if (it == j.end()) return;
+    if (it->is_boolean()) {
+        site.always_armed = it->get<bool>();
+        return;
+    }
+    if (!it->is_array() || it->empty() || it->size() > MAX_TIME_INTERVALS) {
+        fail(path + ".armed", "must be true, false or an array of names of time_intervals");
+    }
+    site.always_armed = false;
+    for (const json& name : *it) {
+        auto known = std::find_if(cfg.intervals.begin(), cfg.intervals.end(),
+                                  [&](const time_interval& ti) { return name == ti.name; });
+        if (known == cfg.intervals.end()) {
+            fail(path + ".armed", "names " + name.dump() + ", which is not in time_intervals");
+        }
+        site.armed.push_back(static_cast<std::uint32_t>(known - cfg.intervals.begin()));
+    }
+}
+
+void parse_sites(alert_config& cfg, account_config& a, const json& j, const std::string& path) {
+    auto it = j.find("sites");
+    if (it == j.end()) return;
+    require_object(*it, path + ".sites");
+    for (const auto& [id, sj] : it->items()) {
+        const std::string at = member_path(path, ".sites.", id);
+        if (id.empty() || id.size() > 255) fail(at, "has an invalid id");
+        require_object(sj, at);
+        check_keys(sj, at, {"name", "armed"});
+        if (cfg.sites.size() >= MAX_SITES) {
+            fail(at, "is one site too many (at most " + std::to_string(MAX_SITES) + ")");
+        }
+        site_config site;
+        site.id = id;
+        site.name = get_string(sj, "name", "", at);
+        site.account = static_cast<std::uint32_t>(cfg.accounts.size());
+        parse_armed(cfg, site, sj, at);
+        a.sites.emplace(id, static_cast<std::uint32_t>(cfg.sites.size()));
+        cfg.sites.push_back(std::move(site));
+    }
+}
+
+// Each device's site: its own, else its bridge's (a bridge's cameras are where it is).
+void resolve_sites(alert_config& cfg, const account_config& a, const std::string& path) {
+    for (const auto& [dev, index] : a.devices) {
+        device_config& d = cfg.devices[index];
+        if (d.site_id.empty()) continue;
+        auto s = a.sites.find(d.site_id);
+        if (s == a.sites.end()) {
+            fail(member_path(path, ".devices.", dev, ".site"),
+                 "names '" + d.site_id + "', which is not a site of the account");
+        }
+        d.site = static_cast<std::int32_t>(s->second);
+    }
+    for (const auto& [dev, index] : a.devices) {
+        device_config& d = cfg.devices[index];
+        if (d.site < 0 && d.bridge_cfg >= 0)
+            d.site = cfg.devices[static_cast<std::size_t>(d.bridge_cfg)].site;
+    }
+}
+
 void parse_account(alert_config& cfg, const std::string& id, const json& j) {
     const std::string path = "accounts." + id;
     require_object(j, path);
-    check_keys(j, path, {"datacenter", "recipients", "devices"});
+    check_keys(j, path, {"datacenter", "recipients", "devices", "sites"});
     account_config a;
     a.id = id;
     a.datacenter = get_string(j, "datacenter", "", path);
     a.recipients = get_recipients(j, path);
+    parse_sites(cfg, a, j, path);
     if (auto it = j.find("devices"); it != j.end()) {
         require_object(*it, path + ".devices");
         for (const auto& [dev, dj] : it->items()) {
@@ -143,6 +213,7 @@ void parse_account(alert_config& cfg, const std::string& id, const json& j) {
                  "is set on a bridge (devices name it as theirs): a bridge has no bridge");
         }
     }
+    resolve_sites(cfg, a, path);
     cfg.accounts.push_back(std::move(a));
 }
 
@@ -224,7 +295,48 @@ void parse_maintenance(alert_config& cfg, const json& j) {
     }
 }
 
+void parse_intervals(alert_config& cfg, const json& j) {
+    auto it = j.find("time_intervals");
+    if (it == j.end()) return;
+    require_object(*it, "time_intervals");
+    if (it->size() > MAX_TIME_INTERVALS) {
+        fail("time_intervals", "has more than " + std::to_string(MAX_TIME_INTERVALS) + " names");
+    }
+    for (const auto& [name, tj] : it->items()) {
+        if (name.empty() || name.size() > 255)
+            fail("time_intervals." + name, "has an invalid name");
+        try {
+            cfg.intervals.push_back(parse_time_interval(name, tj));
+        } catch (const time_interval_error& e) {
+            throw config_error(std::string("config: ") + e.what());
+        }
+    }
+}
+
+void parse_tamper(tamper_config& t, const json& j) {
+    auto it = j.find("tamper");
+    if (it == j.end()) return;
+    if (it->is_boolean()) {
+        t.enabled = it->get<bool>();
+        return;
+    }
+    if (!it->is_object()) fail("config.tamper", "must be false, true or an object");
+    check_keys(*it, "tamper", {"enabled", "window"});
+    if (auto e = it->find("enabled"); e != it->end()) {
+        if (!e->is_boolean()) fail("tamper.enabled", "must be a boolean");
+        t.enabled = e->get<bool>();
+    }
+    t.window = get_seconds(*it, "window", t.window, "tamper");
+    if (t.window > 86400) fail("tamper.window", "must be at most 86400 seconds");
+}
+
 }  // namespace
+
+bool alert_config::armed(const site_config& s, double t) const {
+    if (s.always_armed) return true;
+    return std::any_of(s.armed.begin(), s.armed.end(),
+                       [&](std::uint32_t i) { return intervals[i].contains(t); });
+}
 
 const region_config* device_config::find_region(std::string_view region) const {
     for (const auto& r : regions) {
@@ -241,8 +353,9 @@ alert_config parse_config(const nlohmann::json& j) {
     if (!j.is_object()) throw config_error("config: must be an object");
     check_keys(j, "config",
                {"holds", "alert_delay_threshold", "recent_ids", "accounts", "flapping",
-                "bridge_grace", "maintenance", "reminders"});
+                "bridge_grace", "maintenance", "reminders", "time_intervals", "tamper"});
     alert_config cfg;
+    parse_intervals(cfg, j);  // before the accounts: their sites name intervals
     parse_holds(cfg.holds, j);
     cfg.alert_delay_threshold = get_seconds(j, "alert_delay_threshold", 300, "config");
     // Checked before the cast (above 2^64 it is undefined) and before reset() allocates it.
@@ -263,6 +376,7 @@ alert_config parse_config(const nlohmann::json& j) {
     cfg.bridge_grace = get_seconds(j, "bridge_grace", cfg.bridge_grace, "config");
     parse_reminders(cfg.reminders, j);
     parse_maintenance(cfg, j);
+    parse_tamper(cfg.tamper, j);
     cfg.fingerprint = config_fingerprint(j);
     return cfg;
 }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/time_interval.hpp"
 #include "core/types.hpp"
 
 namespace alerts {
@@ -40,6 +41,8 @@ struct device_config {
     recipient_list recipients;
     std::vector<region_config> regions;
     std::string bridge;                  // the device id of its bridge ("": none)
+    std::string site_id;                 // its site as the config names it ("": its bridge's)
+    std::int32_t site = -1;              // index in alert_config::sites, -1: none
     std::int32_t bridge_cfg = -1;        // index of the bridge's device config, -1: none
     std::vector<std::uint32_t> members;  // a bridge: the device configs behind it
 
@@ -54,12 +57,23 @@ struct maintenance_window {
     double until = 0;
 };
 
+/// A site (docs/alerts.md, "Sites and schedules"): cameras in one place, armed on a schedule.
+struct site_config {
+    std::string id;
+    std::string name;
+    std::uint32_t account = 0;  // index in alert_config::accounts
+    // "armed": true (the default), false, or the names of the intervals it is armed in.
+    bool always_armed = true;
+    std::vector<std::uint32_t> armed;  // indices in alert_config::intervals
+};
+
 struct account_config {
     std::string id;
     std::vector<maintenance_window> maintenance;
     std::string datacenter;
     recipient_list recipients;
     std::unordered_map<std::string, std::uint32_t> devices;  // device id -> index in devices
+    std::unordered_map<std::string, std::uint32_t> sites;    // site id -> index in sites
 };
 
 struct hold_times {
@@ -100,6 +114,17 @@ constexpr std::size_t MAX_REMINDERS = 16;
 /// a config_error, so that a hostile config cannot make the action allocate without bound.
 constexpr std::size_t MAX_RECENT_IDS = std::size_t{1} << 20;
 
+/// Tamper detection (docs/alerts.md, "Tamper"): a camera of an armed site that goes offline
+/// at most `window` seconds after its last motion is announced at once as PossibleTamper.
+struct tamper_config {
+    bool enabled = true;
+    double window = 60;
+};
+
+/// The most sites, and named time intervals, one config may define.
+constexpr std::size_t MAX_SITES = 1U << 20;
+constexpr std::size_t MAX_TIME_INTERVALS = 1024;
+
 struct alert_config {
     hold_times holds;
     double alert_delay_threshold = 300;
@@ -110,7 +135,17 @@ struct alert_config {
     bool has_maintenance = false;   // some account has a window
     std::vector<account_config> accounts;
     std::vector<device_config> devices;
+    std::vector<site_config> sites;
+    std::vector<time_interval> intervals;  // the named time intervals
+    tamper_config tamper;
     std::uint64_t fingerprint = 0;
+
+    /// The device's site, or nullptr.
+    const site_config* site_of(const device_config& d) const {
+        return d.site < 0 ? nullptr : &sites[static_cast<std::size_t>(d.site)];
+    }
+    /// Whether the site is armed at `t`.
+    bool armed(const site_config& s, double t) const;
 };
 
 /// Fingerprint of a raw config value (cheap compared with parsing it).

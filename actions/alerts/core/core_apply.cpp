@@ -113,6 +113,8 @@ bool alert_core::apply_state(std::uint32_t device, const etag& e) {
         if (e.state == device_state::online) d.flags &= static_cast<std::uint8_t>(~SLOT_REMIND);
     }
     note_change(device, e.ts);
+    // Gone right after motion while armed: announced now, instead of after the hold.
+    if (tampered(device, e, before)) emit_state(device, e.ts, true);
     const bool now_pending = counts_pending(slots_[device]);
     if (was_pending != now_pending) {
         if (now_pending)
@@ -146,23 +148,29 @@ void alert_core::mature_due_timers() {
     }
 }
 
-void alert_core::emit_state(std::uint32_t device, double due_ts) {
+void alert_core::emit_state(std::uint32_t device, double due_ts, bool tamper) {
     device_slot& d = slots_[device];
     const device_state was = d.notified;
     const double was_ts = d.notified_ts;
     notification n;
     n.due_ts = due_ts;
     n.event_ts = d.hold_ts;
+    const notif_type was_as = announced_as(d);
     n.type = settle(d);
     n.device = device;
     n.recipients = &recipients_for(device, nullptr);
-    d.flags &= static_cast<std::uint8_t>(~(SLOT_SILENCED | SLOT_INHIBITED | SLOT_REMIND));
+    d.flags &=
+        static_cast<std::uint8_t>(~(SLOT_SILENCED | SLOT_INHIBITED | SLOT_REMIND | SLOT_TAMPER));
+    if (tamper) {
+        n.type = notif_type::possible_tamper;
+        n.motion_ts = last_motion(device);
+        d.flags |= SLOT_TAMPER;  // its reminders and its Online refer to it
+    }
     mark_dirty(device);
     // An Online names the Offline/InternetOffline it ends (unknown only for a device whose
     // record an older version wrote while this hold was pending).
     if (n.type == notif_type::online && was != device_state::online && !std::isnan(was_ts)) {
-        n.resolves =
-            make_notif_key(account_id(d.account), device_id(device), notif_for(was), was_ts);
+        n.resolves = make_notif_key(account_id(d.account), device_id(device), was_as, was_ts);
         n.has_resolves = true;
         n.thread = n.resolves;
         n.has_thread = true;
@@ -186,6 +194,11 @@ bool alert_core::apply_motion(std::uint32_t device, const etag& e) {
     if (!region || !region->enabled || !(e.magnitude >= region->sensitivity)) {
         ++result_.stats.ignored;
         return false;
+    }
+    if (const site_config* site = site_of(device)) {
+        // Its time is kept for tamper detection, even when nothing is sent.
+        const bool kept = config_->tamper.enabled && note_motion(device, e.ts);
+        if (disarmed(device, *site, e.ts, *region)) return kept;
     }
     if (may_silence() && silenced_until(device, e.ts, notif_type::alert, region) > e.ts) {
         ++result_.stats.silenced;  // inside a window or a silence: not sent, not deferred
@@ -243,8 +256,8 @@ void alert_core::emit(notification n, std::string_view event_id) {
     n.publish_ts = now_;
     n.delay = now_ - n.due_ts;
     n.late = n.delay > config_->alert_delay_threshold;
-    if (!n.has_thread &&
-        (n.type == notif_type::offline || n.type == notif_type::internet_offline)) {
+    if (!n.has_thread && (n.type == notif_type::offline || n.type == notif_type::internet_offline ||
+                          n.type == notif_type::possible_tamper)) {
         n.thread = n.key;  // an outage's first notification opens its thread
         n.has_thread = true;
     }

@@ -288,8 +288,8 @@ bool alert_core::step(std::uint32_t device, double t, int depth) {
             n.due_ts = reminder;
             n.reminder = k;
             // Its thread is the outage's: the key of the Offline it reminds of.
-            n.thread = make_notif_key(account_id(d.account), device_id(device),
-                                      notif_for(d.notified), n.event_ts);
+            n.thread = make_notif_key(account_id(d.account), device_id(device), announced_as(d),
+                                      n.event_ts);
             n.has_thread = true;
             emit(n, std::to_string(k));  // each reminder its own dedupKey
         }

@@ -46,8 +46,9 @@ inline constexpr std::uint8_t SLOT_FLAPPING = 2;   // flapping: no state notific
 inline constexpr std::uint8_t SLOT_SILENCED = 4;   // the pending hold matured inside a window
 inline constexpr std::uint8_t SLOT_INHIBITED = 8;  // the pending Offline waits on the bridge
 inline constexpr std::uint8_t SLOT_REMIND = 16;    // StillOffline reminders are scheduled
+inline constexpr std::uint8_t SLOT_TAMPER = 32;    // the outage was announced as PossibleTamper
 inline constexpr std::uint8_t SLOT_NOISE_BITS =
-    SLOT_FLAPPING | SLOT_SILENCED | SLOT_INHIBITED | SLOT_REMIND;
+    SLOT_FLAPPING | SLOT_SILENCED | SLOT_INHIBITED | SLOT_REMIND | SLOT_TAMPER;
 
 /// What applying an observed state did.
 enum class state_effect : std::uint8_t { none, hold_started, hold_restarted, flap };
@@ -76,6 +77,12 @@ inline notif_type settle(device_slot& d) {
     d.notified_ts = d.hold_ts;
     ++d.hold_gen;
     return notif_for(d.state);
+}
+
+/// The notification that announced the device's current outage (what its reminders and its
+/// Online refer to): PossibleTamper, or the state's own.
+inline notif_type announced_as(const device_slot& d) {
+    return (d.flags & SLOT_TAMPER) ? notif_type::possible_tamper : notif_for(d.notified);
 }
 
 }  // namespace alerts

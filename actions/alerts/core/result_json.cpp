@@ -36,6 +36,7 @@ notification_log_fields fields_of(const alert_core& core, const notification& n,
         fields.region = n.region->name;
         fields.level = n.region->level;
     }
+    if (n.type == notif_type::possible_tamper) fields.level = "critical";
     fields.event_ts = n.event_ts;
     fields.publish_ts = n.publish_ts;
     fields.recipients = recipients;
@@ -51,9 +52,17 @@ json notification_json(const alert_core& core, const notification& n) {
     j["device"] = core.device_id(n.device);
     const device_config* cfg = core.device_cfg(n.device);
     if (cfg && !cfg->name.empty()) j["name"] = cfg->name;
+    if (const site_config* site = cfg ? core.config()->site_of(*cfg) : nullptr) {
+        j["site"] = site->id;
+        if (!site->name.empty()) j["siteName"] = site->name;
+    }
     if (n.region) {
         j["region"] = n.region->name;
         j["level"] = n.region->level;
+    }
+    if (n.type == notif_type::possible_tamper) {
+        j["level"] = "critical";
+        j["motionTs"] = n.motion_ts;
     }
     j["recipients"] = *n.recipients;
     j["eventTs"] = n.event_ts;

@@ -11,7 +11,7 @@ using json = nlohmann::json;
 
 const char* const NOTIF_TYPES[] = {"Alert",           "Offline",         "Online",
                                    "InternetOffline", "FlappingStarted", "FlappingStopped",
-                                   "StillOffline"};
+                                   "StillOffline",    "PossibleTamper"};
 
 std::string text_member(const json& j, const char* key, std::size_t max, const char* where) {
     const auto it = j.find(key);
@@ -68,7 +68,7 @@ silence_matchers matchers_of(const json& j) {
         if (!known) {
             throw silence_error("matchers.notifType must be one of Alert, Offline, Online, "
                                 "InternetOffline, FlappingStarted, FlappingStopped, "
-                                "StillOffline");
+                                "StillOffline, PossibleTamper");
         }
     }
     if (m.empty()) throw silence_error("matchers must have at least one matcher");

@@ -7,6 +7,7 @@ set(ALERT_CORE_FILES
     core_apply.cpp
     core_noise.cpp
     core_records.cpp
+    core_sites.cpp
     dedup_key.cpp
     device_status.cpp
     etag_fields.cpp
@@ -17,5 +18,6 @@ set(ALERT_CORE_FILES
     result_json.cpp
     silence.cpp
     string_interner.cpp
+    time_interval.cpp
     ts_bounds.cpp
     types.cpp)

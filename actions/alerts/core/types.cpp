@@ -57,6 +57,8 @@ std::string_view name_of(notif_type t) {
             return "FlappingStopped";
         case notif_type::still_offline:
             return "StillOffline";
+        case notif_type::possible_tamper:
+            return "PossibleTamper";
     }
     return "?";
 }

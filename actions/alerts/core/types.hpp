@@ -22,7 +22,8 @@ enum class notif_type : std::uint8_t {
     internet_offline,
     flapping_started,  // docs/alerts.md, "Flapping"
     flapping_stopped,
-    still_offline,  // a reminder
+    still_offline,    // a reminder
+    possible_tamper,  // docs/alerts.md, "Tamper": offline right after motion, while armed
 };
 
 std::optional<etag_type> parse_etag_type(std::string_view s);
@@ -31,7 +32,7 @@ std::optional<device_state> parse_device_state(std::string_view s);
 std::string_view name_of(etag_type t);
 std::string_view name_of(device_state s);
 /// The contract names: "Alert", "Offline", "Online", "InternetOffline", "FlappingStarted",
-/// "FlappingStopped", "StillOffline".
+/// "FlappingStopped", "StillOffline", "PossibleTamper".
 std::string_view name_of(notif_type t);
 
 /// The state notification that announces a device having settled in state `s`.
