@@ -29,6 +29,7 @@ RUN apt-get update \
       build-essential cmake pkg-config binutils libgcc-12-dev \
       nlohmann-json3-dev libspdlog-dev libarchive-dev libhiredis-dev libcurl4-openssl-dev \
       libboost-dev libboost-program-options-dev prometheus-cpp-dev zip \
+      libhowardhinnant-date-dev \
  && rm -rf /var/lib/apt/lists/*
 COPY . .
 # The shipped zips hold the exec.env the proxy checks (actionloop_add_action writes it, as
@@ -43,7 +44,8 @@ RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DACTIONLOOP_BUILD_TESTS=OFF
 
 # --- slimroot: the run-only image's filesystem (image/slim-rootfs) --------------------------
 # Debian's runtime packages of the proxy (no -dev, no compiler), jq, tzdata and netbase
-# (/etc/services, /etc/protocols); image/slim-rootfs
+# (/etc/services, /etc/protocols), libdate-tz3 (the alert actions' time zones, on tzdata);
+# image/slim-rootfs
 # copies out of this system the proxy, the shell tools, and the shared libraries they load.
 FROM debian:bookworm-slim AS slimroot
 # First, for the build stage's reason: no step shared with the runtime stage.
@@ -52,6 +54,7 @@ ARG EXECUTION_ENV
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libspdlog1.10 libfmt9 libarchive13 libprometheus-cpp-core1.0 jq tzdata netbase \
+      libdate-tz3 \
  && rm -rf /var/lib/apt/lists/*
 COPY image/ /tmp/image/
 COPY --from=build /out/usr/local /staging/usr/local
@@ -87,7 +90,9 @@ ENTRYPOINT ["/bin/proxy"]
 # action links, and binutils: readelf, ld.gold) and nlohmann-json3-dev: compile;
 # libspdlog1.10, libfmt9, libarchive13, libprometheus-cpp-core1.0: the proxy (which serves
 # HTTP with Boost.Beast, header-only); jq: shell actions; libcurl4 and ca-certificates: alertgw,
-# the alert gateway (its SMTP and webhooks, TLS included; hiredis is linked in statically). dpkg leaves out what compile never
+# the alert gateway (its SMTP and webhooks, TLS included; hiredis is linked in statically);
+# libhowardhinnant-date-dev (libdate-tz3 and date/tz.h) and tzdata: the alert actions' time
+# zones, and any action's (`ACTIONLOOP_CXXFLAGS=-ldate-tz`). dpkg leaves out what compile never
 # runs: lto-dump (a tool, 30 MB), cc1 (the C compiler: compile builds C++ sources with
 # cc1plus; 32 MB) and gprofng (a profiler).
 RUN printf '%s\n' 'path-exclude=/usr/bin/*lto-dump*' 'path-exclude=/usr/lib/gcc/*/*/cc1' \
@@ -97,7 +102,7 @@ RUN printf '%s\n' 'path-exclude=/usr/bin/*lto-dump*' 'path-exclude=/usr/lib/gcc/
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ libstdc++-12-dev libgcc-12-dev binutils nlohmann-json3-dev \
       libspdlog1.10 libfmt9 libarchive13 libprometheus-cpp-core1.0 \
-      jq libcurl4 ca-certificates \
+      jq libcurl4 ca-certificates libhowardhinnant-date-dev tzdata \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt/* /var/log/dpkg.log
 COPY --from=build /out/usr/local /usr/local
 # /bin/proxy and /bin/compile are links: compile finds include/ and lib/ from its real path.

@@ -665,6 +665,28 @@ TEST_CASE("the e-mail's thread: a reminder and an Online answer the Offline that
               .find("In-Reply-To:") == std::string::npos);
 }
 
+TEST_CASE("the e-mail's text of a PossibleTamper: critical, the motion and the outage in words, "
+          "the site") {
+    const json n = {{"notifType", "PossibleTamper"},
+                    {"device", "cam1"},
+                    {"name", "Back door"},
+                    {"account", "a"},
+                    {"site", "hq"},
+                    {"siteName", "Head office"},
+                    {"level", "critical"},
+                    {"eventTs", 1764460830.0},
+                    {"motionTs", 1764460800.0},
+                    {"publishTs", 1764460831.0}};
+    CHECK(alerts::gateway::subject(n) ==
+          "Back door: possible tampering, offline right after motion (critical)");
+    const std::string text = alerts::gateway::email_text(n, "k", "gw@example.com", 1764460831.0);
+    CHECK(text.find("The camera detected motion at 2025-11-30 00:00:00 UTC and stopped reporting "
+                    "30 s later, at 2025-11-30 00:00:30 UTC, while its site is armed.") !=
+          std::string::npos);
+    CHECK(text.find("Site:    Head office (hq)\r\n") != std::string::npos);
+    CHECK(text.find("Level:   critical\r\n") != std::string::npos);
+}
+
 TEST_CASE("the e-mail's text for the noise rules: reminders, flapping, a bridge's outage") {
     json n = {{"notifType", "StillOffline"},
               {"device", "cam1"},

@@ -260,8 +260,9 @@ TEST_CASE("alerts: monitor's sources build through compile like any user action"
     proxy_options options = alerts_runtime();
     options.env["OW_COMPILE_TIMEOUT_MS"] = "1800000";  // a loaded CI machine: no timed failure
     proxy_process proxy(options);
-    // Default flags: the precompiled header is only valid with them (-O0 would lose it).
-    const json env = {{"ALERT_CONFIG", config_file()}};
+    // Default flags (the precompiled header is only valid with them: -O0 would lose it), and
+    // the time zones' library (core/time_interval.cpp), a link flag that keeps it.
+    const json env = {{"ALERT_CONFIG", config_file()}, {"ACTIONLOOP_CXXFLAGS", "-ldate-tz"}};
     const json payload = init_payload(base64_encode(make_zip(entries)), "main", &env);
     CHECK_REPLY(proxy.post("/init", payload.dump(), std::chrono::seconds(1800)), 200, OK_BODY);
     const json answer =

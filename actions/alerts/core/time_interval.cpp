@@ -1,6 +1,17 @@
 // time_interval.cpp — parsing named time intervals and testing a time against them.
 #include "core/time_interval.hpp"
 
+// The configuration Debian's libdate-tz.so was built with (its CMake package says the same),
+// here too for a build without that package's flags: the action's sources through `compile`.
+#ifndef USE_OS_TZDB
+#define USE_OS_TZDB 1
+#endif
+#ifndef ONLY_C_LOCALE
+#define ONLY_C_LOCALE 1
+#endif
+#ifndef HAS_STRING_VIEW
+#define HAS_STRING_VIEW 1
+#endif
 #include <date/date.h>
 #include <date/tz.h>
 

@@ -86,6 +86,8 @@ std::string what_happened(const nlohmann::json& notification) {
     if (type == "InternetOffline") return "internet connection lost" + behind;
     if (type == "Online") return "back online";
     if (type == "StillOffline") return "still offline";
+    if (type == "PossibleTamper")
+        return "possible tampering, offline right after motion (critical)";
     if (type == "FlappingStarted") return "unstable, going offline and online repeatedly";
     if (type == "FlappingStopped")
         return "stable again: " + state_words(json_text(notification, "state"));
@@ -172,6 +174,14 @@ std::string email_text(const nlohmann::json& notification, std::string_view dedu
     } else if (type == "FlappingStopped") {
         body += "The camera has not changed state since " + utc_text(event_ts) + "; it is " +
                 state_words(json_text(notification, "state")) + ".\r\n";
+    } else if (type == "PossibleTamper") {
+        const double motion_ts = json_number(notification, "motionTs");
+        body += "The camera detected motion at " + utc_text(motion_ts) + " and stopped reporting " +
+                std::to_string(static_cast<long long>(std::lround(event_ts - motion_ts))) +
+                " s later, at " + utc_text(event_ts) +
+                ", while its site is armed. Someone may have disabled it: check the site now. "
+                "This is sent at once, without the offline hold; an e-mail follows when the "
+                "camera reports again.\r\n";
     } else {
         body += "Event time: " + utc_text(event_ts) + ".\r\n";
     }
@@ -179,6 +189,12 @@ std::string email_text(const nlohmann::json& notification, std::string_view dedu
     body += "Camera:  " + one_line(camera(notification)) + "\r\n";
     body += "Device:  " + one_line(json_text(notification, "device")) + "\r\n";
     body += "Account: " + one_line(json_text(notification, "account")) + "\r\n";
+    if (!json_text(notification, "site").empty()) {
+        std::string site = json_text(notification, "siteName");
+        site = site.empty() ? json_text(notification, "site")
+                            : site + " (" + json_text(notification, "site") + ")";
+        body += "Site:    " + one_line(site) + "\r\n";
+    }
     if (!json_text(notification, "region").empty())
         body += "Region:  " + one_line(json_text(notification, "region")) + "\r\n";
     if (!json_text(notification, "level").empty())

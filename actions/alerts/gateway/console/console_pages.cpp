@@ -225,7 +225,7 @@ std::string silences_page(const json& silences, double now) {
         "<label>bridge <input name=bridge></label><label>region <input name=region></label>"
         "<label>type <select name=notifType><option value=\"\">any</option>";
     for (const char* t : {"Offline", "InternetOffline", "Online", "StillOffline", "Alert",
-                          "FlappingStarted", "FlappingStopped"}) {
+                          "FlappingStarted", "FlappingStopped", "PossibleTamper"}) {
         body += std::string("<option>") + t + "</option>";
     }
     body +=
