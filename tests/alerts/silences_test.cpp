@@ -44,13 +44,13 @@ TEST_CASE("silences: a request's shape and bounds, each refusal says which membe
     const std::vector<std::pair<json, std::string>> bad = {
         {json::array(), "the silence must be a JSON object"},
         {{{"duration", 60}},
-         "matchers must be an object (account, device, bridge, region, "
+         "matchers must be an object (account, device, bridge, site, region, "
          "notifType)"},
         {{{"matchers", json::object()}, {"duration", 60}},
          "matchers must have at least one matcher"},
-        {{{"matchers", {{"site", "x"}}}, {"duration", 60}},
-         "matchers has an unknown key 'site' (known keys: account, bridge, device, notifType, "
-         "region)"},
+        {{{"matchers", {{"room", "x"}}}, {"duration", 60}},
+         "matchers has an unknown key 'room' (known keys: account, bridge, device, notifType, "
+         "region, site)"},
         {{{"matchers", {{"account", 7}}}, {"duration", 60}}, "matchers.account must be a string"},
         {{{"matchers", {{"account", std::string(300, 'a')}}}, {"duration", 60}},
          "matchers.account is over 256 bytes"},

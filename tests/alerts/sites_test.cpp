@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "alert_test_util.hpp"
+#include "core/device_status.hpp"
 #include "core/result_json.hpp"
+#include "core/silence.hpp"
 #include "core/time_interval.hpp"
 #include "redis/redis_store.hpp"
 #include "redis_server.hpp"
@@ -248,6 +250,22 @@ TEST_CASE("sites: motion is announced only while the site is armed, by Berlin's 
     CHECK(j["siteName"] == "Head office");
 }
 
+TEST_CASE("sites: quiet hours by New York's clock, the repeated hour of the autumn change armed "
+          "both times") {
+    json c = sites_config();
+    c["time_intervals"]["late"] = hours("01:00", "02:00", "America/New_York");
+    c["accounts"]["acct1"]["sites"]["hq"]["armed"] = {"late"};
+    core_harness h({}, c);
+    int n = 0;
+    // November 7: 05:30 UTC is 01:30 EDT, 06:30 UTC is 01:30 EST, 07:00 UTC is 02:00 EST.
+    for (const double t :
+         {NOV07 + 5.5 * H, NOV07 + 6.5 * H, NOV07 + 7 * H, NOV07 + 4.9 * H + 86400}) {
+        const auto notes = h.run({motion("cam1", t, "door", 1, "m" + std::to_string(++n))}, t);
+        CAPTURE(t);
+        CHECK(notes.size() == (t < NOV07 + 7 * H ? 1U : 0U));
+    }
+}
+
 TEST_CASE("tamper: offline right after motion while armed is PossibleTamper at once, and its "
           "Online resolves it") {
     core_harness h({}, sites_config());
@@ -320,6 +338,41 @@ TEST_CASE("tamper: none while disarmed, outside the window, without a site, or w
         REQUIRE(t.size() == 1);
         CHECK(t[0].type == "PossibleTamper");
     }
+}
+
+TEST_CASE("sites: a silence matches a site, and one of PossibleTamper leaves the ordinary hold; "
+          "the state names the site and the tamper") {
+    const double night = MAR28 - 2 * H;
+    auto set = std::make_shared<silence_set>();
+    set->silences.push_back(parse_silence_request(
+        {{"matchers", {{"site", "hq"}, {"notifType", "PossibleTamper"}}}, {"duration", 3600}},
+        night - 10, "s1"));
+    set->version = "1";
+    core_harness h({}, sites_config());
+    h.core.set_silences(set);
+    h.run({motion("cam1", night, "door", 1, "m1")}, night);  // an Alert: not matched
+    CHECK(h.run({status("cam1", night + 5, device_state::offline)}, night + 5).empty());
+    const auto held = h.tick(night + 305);
+    REQUIRE(held.size() == 1);
+    CHECK(held[0].type == "Offline");  // the hold ran, and Offline is not matched
+    const std::uint32_t cam1 = h.core.find_device("acct1", "cam1");
+    CHECK(json::parse(device_status_json(h.core, cam1))["site"] == "hq");
+    // A site silence of every type holds back cam3's (yard's) outage, not hq's.
+    auto yard = std::make_shared<silence_set>();
+    yard->silences.push_back(
+        parse_silence_request({{"matchers", {{"site", "yard"}}}, {"duration", 3600}}, night, "s2"));
+    yard->version = "2";
+    core_harness g({}, sites_config());
+    g.core.set_silences(yard);
+    g.run({motion("cam3", night, "gate", 1, "m1"), motion("cam1", night, "door", 1, "m2")}, night);
+    CHECK(g.core.result().notifications.size() == 1);  // cam1's Alert; cam3's is silenced
+    const auto tamper = g.run({status("cam3", night + 5, device_state::offline),
+                               status("cam1", night + 5, device_state::offline)},
+                              night + 5);
+    REQUIRE(tamper.size() == 1);
+    CHECK(tamper[0].device == "cam1");
+    CHECK(json::parse(device_status_json(g.core, g.core.find_device("acct1", "cam1")))["tamper"] ==
+          true);
 }
 
 // One stream — motion by night and by day, a tamper and its return, an ordinary outage —

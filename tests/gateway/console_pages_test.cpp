@@ -39,6 +39,28 @@ TEST_CASE("console pages: a value from the data never becomes markup or script")
     CHECK(alerts::gateway::html_escape("a&b<c>\"'") == "a&amp;b&lt;c&gt;&quot;&#39;");
 }
 
+TEST_CASE("console pages: the offline page groups by site, else by bridge") {
+    auto down = [](const char* device, const char* site, const char* bridge) {
+        json d = {{"account", "a"},
+                  {"device", device},
+                  {"state", "offline"},
+                  {"announced", "offline"},
+                  {"since", 1.0}};
+        if (*site) d["site"] = site;
+        if (*bridge) d["bridge"] = bridge;
+        return d;
+    };
+    const json state = {{"counts", {{"offline", 4}}},
+                        {"devices",
+                         {{"offline",
+                           {down("c1", "hq", ""), down("c2", "hq", "b1"), down("c3", "", "b1"),
+                            down("c4", "", "")}}}}};
+    const std::string page = alerts::gateway::offline_page(state, "", 100);
+    CHECK(page.find("account a · site hq · 2 cameras") != std::string::npos);
+    CHECK(page.find("account a · behind bridge b1 · 1 camera") != std::string::npos);
+    CHECK(page.find("account a · (no site) · 1 camera") != std::string::npos);
+}
+
 TEST_CASE("delay timeline: per minute its count, p50, p99 and max, the oldest minutes dropped") {
     delay_timeline t(3);
     for (int i = 1; i <= 100; ++i) t.add(600 + i * 0.1, i * 0.01, 0.002);  // minute 10

@@ -55,7 +55,8 @@ TEST_CASE("alertctl: a bad command line says what is wrong") {
         {{}, "no command (alertctl --help lists them)"},
         {{"silences"}, "unknown command 'silences' (alertctl --help lists them)"},
         {{"silence", "add", "--duration", "1h"},
-         "silence add needs a matcher: --account, --device, --bridge, --region or --type"},
+         "silence add needs a matcher: --account, --device, --bridge, --site, --region or "
+         "--type"},
         {{"silence", "add", "--account", "a"},
          "silence add needs one of --duration, --end, --until-resolved"},
         {{"silence", "add", "--account", "a", "--duration", "soon"},

@@ -9,7 +9,7 @@
 namespace support {
 namespace {
 
-constexpr int START_ATTEMPTS = 3;
+constexpr int API_START_ATTEMPTS = 3;
 constexpr const char* INVOCATION = "/2018-06-01/runtime/invocation/";
 
 }  // namespace
@@ -22,7 +22,7 @@ lambda_api_process::lambda_api_process(const std::vector<std::string>& args) : r
                                    std::chrono::seconds(10));
         if (up && running()) return;
         stop();
-        if (attempt == START_ATTEMPTS) {
+        if (attempt == API_START_ATTEMPTS) {
             throw std::runtime_error("lambda-api did not start listening on port " +
                                      std::to_string(port_) + "; stderr: " + stderr_text());
         }

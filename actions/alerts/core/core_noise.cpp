@@ -114,6 +114,8 @@ double alert_core::silenced_until(std::uint32_t device, double t, notif_type typ
         subject.account = account_id(slots_[device].account);
         subject.device = id;
         subject.bridge = cfg ? std::string_view(cfg->bridge) : std::string_view();
+        if (const site_config* site = cfg ? config_->site_of(*cfg) : nullptr)
+            subject.site = site->id;
         subject.region = region ? std::string_view(region->name) : std::string_view();
         subject.type = type;
         subject.down = down(slots_[device].state);

@@ -21,6 +21,9 @@ std::string device_status_json(const alert_core& core, std::uint32_t device) {
     const device_config* cfg = core.device_cfg(device);
     if (cfg && !cfg->name.empty()) j["name"] = cfg->name;
     if (cfg && !cfg->bridge.empty()) j["bridge"] = cfg->bridge;
+    if (const site_config* site = cfg ? core.config()->site_of(*cfg) : nullptr)
+        j["site"] = site->id;
+    if (d.flags & SLOT_TAMPER) j["tamper"] = true;
     const bool down = d.notified != device_state::online;
     if (down && !std::isnan(d.notified_ts)) {
         j["since"] = d.notified_ts;

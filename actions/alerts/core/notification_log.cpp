@@ -19,7 +19,7 @@ std::string fixed3(double value) {
 // One log line's fields, as key=value pairs or as one JSON object.
 class log_fields {
 public:
-    explicit log_fields(bool json) : json_(json) {}
+    explicit log_fields(bool as_json) : json_(as_json) {}
     void text(std::string_view key, std::string_view value) {
         if (!json_) {
             append_log_field(line_, key, value);

@@ -25,10 +25,10 @@ void put_name(std::string& out, std::string_view s) {
     out.append(s.data(), n);
 }
 
-// Reads fields out of a payload; any overrun marks the reader bad.
-class reader {
+// Reads fields out of a payload; any overrun marks it bad.
+class record_reader {
 public:
-    explicit reader(std::string_view data) : data_(data) {}
+    explicit record_reader(std::string_view data) : data_(data) {}
     template <class T>
     T get() {
         T v{};
@@ -63,7 +63,7 @@ private:
     bool ok_ = true;
 };
 
-bool replay_record(reader& in, record_sink& sink) {
+bool replay_record(record_reader& in, record_sink& sink) {
     const auto tag = in.get<char>();
     if (tag == 'D' || tag == 'E' || tag == 'G') {
         device_record r;
@@ -153,7 +153,7 @@ std::string frame_encoder::finish(std::uint64_t seq) {
 decode_result decode_frames(std::string_view data, std::uint64_t after_seq, record_sink& sink) {
     decode_result out;
     while (data.size() >= HEADER) {
-        reader head(data.substr(0, HEADER));
+        record_reader head(data.substr(0, HEADER));
         const auto magic = head.get<std::uint32_t>();
         const auto length = head.get<std::uint32_t>();
         const auto seq = head.get<std::uint64_t>();
@@ -162,7 +162,7 @@ decode_result decode_frames(std::string_view data, std::uint64_t after_seq, reco
         const std::string_view payload = data.substr(HEADER, length);
         if (hash_bytes(payload) != sum) break;
         if (seq > after_seq) {
-            reader in(payload);
+            record_reader in(payload);
             while (!in.done() && replay_record(in, sink)) {
             }
         }

@@ -45,14 +45,14 @@ double time_member(const json& j, const char* key, double fallback) {
 silence_matchers matchers_of(const json& j) {
     const auto it = j.find("matchers");
     if (it == j.end() || !it->is_object()) {
-        throw silence_error("matchers must be an object (account, device, bridge, region, "
-                            "notifType)");
+        throw silence_error("matchers must be an object (account, device, bridge, site, "
+                            "region, notifType)");
     }
     for (const auto& [key, value] : it->items()) {
-        if (key != "account" && key != "device" && key != "bridge" && key != "region" &&
-            key != "notifType") {
+        if (key != "account" && key != "device" && key != "bridge" && key != "site" &&
+            key != "region" && key != "notifType") {
             throw silence_error("matchers has an unknown key '" + key +
-                                "' (known keys: account, bridge, device, notifType, region)");
+                                "' (known keys: account, bridge, device, notifType, region, site)");
         }
         (void)value;
     }
@@ -60,6 +60,7 @@ silence_matchers matchers_of(const json& j) {
     m.account = text_member(*it, "account", SILENCE_MAX_TEXT, "matchers.");
     m.device = text_member(*it, "device", SILENCE_MAX_TEXT, "matchers.");
     m.bridge = text_member(*it, "bridge", SILENCE_MAX_TEXT, "matchers.");
+    m.site = text_member(*it, "site", SILENCE_MAX_TEXT, "matchers.");
     m.region = text_member(*it, "region", SILENCE_MAX_TEXT, "matchers.");
     m.notif_type = text_member(*it, "notifType", SILENCE_MAX_TEXT, "matchers.");
     if (!m.notif_type.empty()) {
@@ -134,6 +135,7 @@ json silence_json(const silence& s) {
     if (!s.match.account.empty()) m["account"] = s.match.account;
     if (!s.match.device.empty()) m["device"] = s.match.device;
     if (!s.match.bridge.empty()) m["bridge"] = s.match.bridge;
+    if (!s.match.site.empty()) m["site"] = s.match.site;
     if (!s.match.region.empty()) m["region"] = s.match.region;
     if (!s.match.notif_type.empty()) m["notifType"] = s.match.notif_type;
     json j = {{"id", s.id},
@@ -181,6 +183,7 @@ bool silence_matches(const silence& s, const silence_subject& x) {
     if (!m.account.empty() && m.account != x.account) return false;
     if (!m.device.empty() && m.device != x.device) return false;
     if (!m.bridge.empty() && m.bridge != x.bridge && m.bridge != x.device) return false;
+    if (!m.site.empty() && m.site != x.site) return false;
     if (!m.region.empty() && m.region != x.region) return false;
     if (!m.notif_type.empty() && m.notif_type != name_of(x.type)) return false;
     if (s.until_resolved && !x.down) return false;

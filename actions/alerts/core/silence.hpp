@@ -30,10 +30,10 @@ public:
 };
 
 struct silence_matchers {
-    std::string account, device, bridge, region, notif_type;
+    std::string account, device, bridge, site, region, notif_type;
     bool empty() const {
-        return account.empty() && device.empty() && bridge.empty() && region.empty() &&
-               notif_type.empty();
+        return account.empty() && device.empty() && bridge.empty() && site.empty() &&
+               region.empty() && notif_type.empty();
     }
 };
 
@@ -71,7 +71,7 @@ silence silence_from_json(const nlohmann::json& j);
 
 /// What a notification is, for matching.
 struct silence_subject {
-    std::string_view account, device, bridge, region;
+    std::string_view account, device, bridge, site, region;
     notif_type type = notif_type::alert;
     bool down = false;  // the device's observed state is not online (for until-resolved)
 };

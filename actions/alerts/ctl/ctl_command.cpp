@@ -134,7 +134,7 @@ ctl_request silence_command(const std::vector<std::string>& args, double now) {
     }
     if (what != "add") throw usage_error("silence needs add, list or expire, not '" + what + "'");
     const flags f = read_flags(args, 2,
-                               {"--account", "--device", "--bridge", "--region", "--type",
+                               {"--account", "--device", "--bridge", "--site", "--region", "--type",
                                 "--duration", "--start", "--end", "--comment", "--by"},
                                {"--until-resolved"});
     if (!f.words.empty())
@@ -144,13 +144,14 @@ ctl_request silence_command(const std::vector<std::string>& args, double now) {
          std::vector<std::pair<std::string, std::string>>{{"--account", "account"},
                                                           {"--device", "device"},
                                                           {"--bridge", "bridge"},
+                                                          {"--site", "site"},
                                                           {"--region", "region"},
                                                           {"--type", "notifType"}}) {
         if (f.values.count(flag)) matchers[key] = f.values.at(flag);
     }
     if (matchers.empty()) {
-        throw usage_error("silence add needs a matcher: --account, --device, --bridge, --region "
-                          "or --type");
+        throw usage_error("silence add needs a matcher: --account, --device, --bridge, --site, "
+                          "--region or --type");
     }
     json body = {{"matchers", matchers}};
     if (f.values.count("--start")) body["startsAt"] = parse_time("--start", f.values.at("--start"));
@@ -218,7 +219,7 @@ explanations and dead letters of the alert pipeline.
 
   silence add MATCHERS (--duration D | --end TIME | --until-resolved)
               [--start TIME] [--comment TEXT] [--by NAME]
-        MATCHERS: --account A --device D --bridge B --region R --type NOTIFTYPE (one or more)
+        MATCHERS: --account A --device D --bridge B --site S --region R --type NOTIFTYPE (one or more)
   silence list [--all]           active and pending silences (--all: ended ones too)
   silence expire ID [--by NAME]  end a silence now
   state [--account A]            devices offline, pending, flapping, silenced, behind a bridge

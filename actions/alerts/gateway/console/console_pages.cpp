@@ -56,7 +56,7 @@ document.querySelectorAll('button.end').forEach(b => b.addEventListener('click',
 document.querySelectorAll('button.replay').forEach(b => b.addEventListener('click', () => replay(b.dataset.id)));
 function makeSilence(form) {
   const matchers = {};
-  for (const k of ['account', 'device', 'bridge', 'region', 'notifType'])
+  for (const k of ['account', 'device', 'bridge', 'site', 'region', 'notifType'])
     if (form[k].value) matchers[k] = form[k].value;
   sessionStorage.setItem('alertgw-by', form.by.value);
   const body = {matchers, comment: form.comment.value, createdBy: actor()};
@@ -127,8 +127,13 @@ std::string explain_link(const json& d, const std::string& text) {
 std::string grouped(const json& list, double now, bool held) {
     std::map<std::string, std::map<std::string, std::vector<json>>> by;
     for (const json& d : list) {
-        const std::string site = json_text(d, "bridge");
-        by[json_text(d, "account")][site.empty() ? "(no site)" : "site " + site].push_back(d);
+        // The configured site; without one, the bridge stands for the place.
+        const std::string site = json_text(d, "site");
+        const std::string bridge = json_text(d, "bridge");
+        by[json_text(d, "account")][!site.empty()     ? "site " + site
+                                    : !bridge.empty() ? "behind bridge " + bridge
+                                                      : "(no site)"]
+            .push_back(d);
     }
     std::string out;
     for (const auto& [account, sites] : by) {
@@ -222,7 +227,8 @@ std::string silences_page(const json& silences, double now) {
         "<h2>New silence</h2><form class=silence id=new-silence onsubmit=\"return "
         "makeSilence(this)\">"
         "<label>account <input name=account></label><label>device <input name=device></label>"
-        "<label>bridge <input name=bridge></label><label>region <input name=region></label>"
+        "<label>bridge <input name=bridge></label><label>site <input name=site></label>"
+        "<label>region <input name=region></label>"
         "<label>type <select name=notifType><option value=\"\">any</option>";
     for (const char* t : {"Offline", "InternetOffline", "Online", "StillOffline", "Alert",
                           "FlappingStarted", "FlappingStopped", "PossibleTamper"}) {
