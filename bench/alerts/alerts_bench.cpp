@@ -9,7 +9,7 @@
 //      made) and the SAX parser with a no-op handler (the floor of a SAX route).
 //
 //   alerts_bench [--devices N] [--minutes M] [--batch B] [--json-batches K] [--seed S]
-//                [--parse-only 1]
+//                [--parse-only 1] [--bridge-size N] [--sites 1]
 #include <unistd.h>
 
 #include <cstdio>
@@ -242,6 +242,10 @@ bool parse_args(int argc, char** argv, bench_options& o) {
             o.parse_only = v == "1";
         else if (a == "--seed")
             o.gen.seed = std::stoull(v);
+        else if (a == "--bridge-size")  // the topology: groups of a bridge and N cameras
+            o.gen.bridge_size = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--sites")  // 1: each group a site (memory per idle device with sites)
+            o.gen.sites = v == "1";
         else
             return false;
     }
@@ -265,7 +269,7 @@ int main(int argc, char** argv) {
     bench_options o;
     if (!parse_args(argc, argv, o)) {
         std::fprintf(stderr, "usage: alerts_bench [--devices N] [--minutes M>=2] [--batch B] "
-                             "[--json-batches K] [--seed S]\n");
+                             "[--json-batches K] [--seed S] [--bridge-size N] [--sites 1]\n");
         return 2;
     }
     const std::size_t heap0 = heap_in_use();

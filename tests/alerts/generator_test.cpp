@@ -53,3 +53,23 @@ TEST_CASE("generated batches parse and run through the core with the generated c
     CHECK(alerts_sent > 0);
     CHECK(stale < duplicates * 10 + 100);
 }
+
+TEST_CASE("alertgen --sites: each bridge's group is a site, its cameras take it from the bridge") {
+    generator_options o;
+    o.devices = 400;
+    o.accounts = 2;
+    o.bridge_size = 39;
+    o.sites = true;
+    const alert_config cfg = parse_config(stream_generator(o).config());
+    std::size_t sited = 0;
+    for (const device_config& d : cfg.devices) {
+        const site_config* site = cfg.site_of(d);
+        if (!site) continue;
+        ++sited;
+        const std::string& bridge =
+            d.bridge_cfg >= 0 ? cfg.devices[static_cast<std::size_t>(d.bridge_cfg)].id : d.id;
+        CHECK(site->id == "site" + bridge);
+    }
+    CHECK(sited == 400);
+    CHECK(cfg.sites.size() == 10);  // 400 devices in groups of 40
+}

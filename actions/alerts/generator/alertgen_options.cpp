@@ -30,6 +30,7 @@ const char* alertgen_usage() {
            "  --bridge-size N    cameras behind each bridge (0: no bridges; 0..100000)\n"
            "  --bridge-outage F  bridges losing their uplink 20 min an hour, cameras with them "
            "(0; 0..1)\n"
+           "  --sites            each bridge's group is a site in the config (with --bridge-size)\n"
            "  --duplicates P     re-delivery probability (0; 0..1)\n"
            "  --reorder S        arrival jitter in seconds (0; 0..3600)\n"
            "  --datacenters N    spread accounts over c001..cN (1; 1..999)\n"
@@ -139,7 +140,7 @@ po::options_description described() {
         described.add_options()(std::string(f.name.substr(2)).c_str(), po::value<std::string>());
     }
     described.add_options()("config", po::bool_switch())("ticks", po::bool_switch())(
-        "help,h", po::bool_switch());
+        "sites", po::bool_switch())("help,h", po::bool_switch());
     return described;
 }
 
@@ -166,6 +167,10 @@ alertgen_options parse_alertgen_args(const std::vector<std::string>& args) {
         }
         if (name == "config" || name == "ticks") {
             (name == "config" ? o.config : o.ticks) = true;
+            continue;
+        }
+        if (name == "sites") {
+            o.gen.sites = true;
             continue;
         }
         find_flag(name)->set(o, "--" + name, given.value.at(0));

@@ -238,6 +238,12 @@ nlohmann::json stream_generator::config() const {
             if (device.is_null()) device = json::object();
             if (b == d) {
                 device["name"] = "Bridge " + device_names_[d];
+                if (options_.sites) {
+                    const std::string site = "site" + device_names_[d];
+                    device["site"] = site;
+                    accounts[account_names_[account_of(d)]]["sites"][site] = {
+                        {"name", "Site of bridge " + device_names_[d]}};
+                }
             } else if (b < options_.devices) {
                 device["bridge"] = device_names_[b];
             }

@@ -34,6 +34,9 @@ struct generator_options {
     // it (0: no bridges); a bridge_outage_fraction of the bridges lose their uplink 20 minutes
     // every hour, and their cameras go offline with them (within 5 s) and come back with them.
     std::uint32_t bridge_size = 0;
+    // Each bridge's group is a site (docs/alerts.md, "Sites and schedules"), armed always: the
+    // bridge names it, its cameras take it.
+    bool sites = false;
     double bridge_outage_fraction = 0;
 };
 
