@@ -155,7 +155,8 @@ time_range_spec parse_spec(const json& j, const std::string& where) {
     static constexpr field_rule YEAR{"years", 1, 9999, false, "a year"};
     time_range_spec spec;
     for (const auto& [key, value] : j.items()) {
-        const std::string at = where + "." + key;
+        std::string at = where;
+        at.append(".").append(key);
         if (key == "times") {
             spec.times = parse_times(value, at);
         } else if (key == WEEKDAY.key) {
