@@ -296,7 +296,7 @@ TEST_CASE("tamper: offline right after motion while armed is PossibleTamper at o
 }
 
 TEST_CASE("tamper: none while disarmed, outside the window, without a site, or when turned "
-          "off; a bridge's cameras take its site") {
+          "off, and a bridge's cameras take its site") {
     const double day = MAR28 + 10 * H;   // 12:00 CEST: hq disarmed
     const double night = MAR28 - 2 * H;  // 23:00 CET: armed
     {
@@ -340,7 +340,7 @@ TEST_CASE("tamper: none while disarmed, outside the window, without a site, or w
     }
 }
 
-TEST_CASE("sites: a silence matches a site, and one of PossibleTamper leaves the ordinary hold; "
+TEST_CASE("sites: a silence matches a site, and one of PossibleTamper leaves the ordinary hold, "
           "the state names the site and the tamper") {
     const double night = MAR28 - 2 * H;
     auto set = std::make_shared<silence_set>();
