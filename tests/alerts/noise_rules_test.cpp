@@ -20,6 +20,7 @@
 #include "redis_server.hpp"
 #include "runtime/file_store.hpp"
 #include "runtime/redis_url.hpp"
+#include "store_identity.hpp"
 
 using namespace alerts;
 using namespace alerts::test;
@@ -503,35 +504,11 @@ TEST_CASE("identity: the noise rules decide alike in memory, a restarted state d
         if (t == T0 + 1980) batches.push_back({up, T0 + 2001});
     }
 
-    auto texts = [](const alert_core& core, const batch_result& r) {
-        std::vector<std::string> out;
-        for (const notification& n : r.notifications)
-            out.push_back(notification_json(core, n).dump());
-        return out;
-    };
-    std::multiset<std::string> memory, disk;
-    std::map<std::string, int> types;
-    {
-        core_harness h({}, config);
-        memory_store store;
-        for (const auto& [batch, now] : batches) {
-            for (const std::string& t : texts(h.core, store.process(h.core, batch, now))) {
-                memory.insert(t);
-                ++types[json::parse(t)["notifType"].get<std::string>()];
-            }
-        }
-    }
-    const std::filesystem::path dir =
-        std::filesystem::temp_directory_path() / ("alerts-noise-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
-    for (const auto& [batch, now] : batches) {  // a new process for every activation
-        core_harness h({}, config);
-        file_store store(file_store_options{dir.string(), false});
-        store.load(h.core);
-        for (const std::string& t : texts(h.core, store.process(h.core, batch, now)))
-            disk.insert(t);
-    }
-    std::filesystem::remove_all(dir);
+    const auto texts = notification_texts;
+    const std::multiset<std::string> memory = through_memory(config, batches);
+    const std::multiset<std::string> disk =
+        through_restarted_state_dir(config, batches, "alerts-noise");
+    std::map<std::string, int> types = types_of(memory);
     CHECK(types["FlappingStarted"] == 1);
     CHECK(types["FlappingStopped"] == 1);
     // bridge1's Offline (affected 40) and its first reminder (back before the second), Online;

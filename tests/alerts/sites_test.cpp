@@ -15,8 +15,8 @@
 #include "core/time_interval.hpp"
 #include "redis/redis_store.hpp"
 #include "redis_server.hpp"
-#include "runtime/file_store.hpp"
 #include "runtime/redis_url.hpp"
+#include "store_identity.hpp"
 
 using namespace alerts;
 using namespace alerts::test;
@@ -383,7 +383,7 @@ TEST_CASE("sites: tamper and schedules decide alike in memory, a restarted state
           "across 3 containers") {
     const json config = sites_config();
     const double night = MAR28 - 2 * H;
-    std::vector<std::pair<std::vector<etag>, double>> batches = {
+    const batch_list batches = {
         {{motion("cam1", night, "door", 1, "m1"), motion("cam3", night, "gate", 1, "m2")}, night},
         {{status("cam1", night + 30, device_state::offline, "s1")}, night + 31},
         {{status("cam3", night + 200, device_state::offline, "s2")}, night + 201},
@@ -392,40 +392,14 @@ TEST_CASE("sites: tamper and schedules decide alike in memory, a restarted state
         {{motion("cam1", MAR28 + 10 * H, "door", 1, "m3")}, MAR28 + 10 * H},
         {{}, MAR28 + 10 * H + 600},
     };
-    auto texts = [](const alert_core& core, const batch_result& r) {
-        std::vector<std::string> out;
-        for (const notification& n : r.notifications)
-            out.push_back(notification_json(core, n).dump());
-        return out;
-    };
-    std::multiset<std::string> memory, disk, shared;
-    std::map<std::string, int> types;
-    {
-        core_harness h({}, config);
-        memory_store store;
-        for (const auto& [batch, now] : batches) {
-            for (const std::string& t : texts(h.core, store.process(h.core, batch, now))) {
-                memory.insert(t);
-                ++types[json::parse(t)["notifType"].get<std::string>()];
-            }
-        }
-    }
+    const std::multiset<std::string> memory = through_memory(config, batches);
+    std::map<std::string, int> types = types_of(memory);
     CHECK(types["Alert"] == 2);           // cam1 and cam3 at night; cam1's by day is disarmed
     CHECK(types["PossibleTamper"] == 1);  // cam1, 30 s after its motion
     CHECK(types["Offline"] == 1);         // cam3, 200 s after its motion: after its hold
     CHECK(types["Online"] == 1);          // cam1's, resolving the tamper
-    const std::filesystem::path dir =
-        std::filesystem::temp_directory_path() / ("alerts-sites-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
-    for (const auto& [batch, now] : batches) {  // a new process for every activation
-        core_harness h({}, config);
-        file_store store(file_store_options{dir.string(), false});
-        store.load(h.core);
-        for (const std::string& t : texts(h.core, store.process(h.core, batch, now)))
-            disk.insert(t);
-    }
-    std::filesystem::remove_all(dir);
-    CHECK(disk == memory);
+    CHECK(through_restarted_state_dir(config, batches, "alerts-sites") == memory);
+    std::multiset<std::string> shared;
     redis_server server;
     {
         redis_store_options o;
@@ -438,8 +412,8 @@ TEST_CASE("sites: tamper and schedules decide alike in memory, a restarted state
         }
         for (std::size_t i = 0; i < batches.size(); ++i) {
             core_harness& h = *cores[i % 3];
-            for (const std::string& t :
-                 texts(h.core, stores[i % 3]->process(h.core, batches[i].first, batches[i].second)))
+            for (const std::string& t : notification_texts(
+                     h.core, stores[i % 3]->process(h.core, batches[i].first, batches[i].second)))
                 shared.insert(t);
         }
     }
