@@ -111,6 +111,21 @@ TEST_CASE("time intervals: Alertmanager's fields, each refusal names the entry a
     }
 }
 
+TEST_CASE("time intervals: too many entries, ranges or names are refused before they are kept") {
+    json entries = json::array();
+    for (int i = 0; i < 65; ++i) entries.push_back(json::object());
+    CHECK(refusal(entries) == "time_intervals.night must be an array of 1 to 64 entries");
+    json ranges = json::array();
+    for (int i = 0; i < 65; ++i) ranges.push_back("monday");
+    CHECK(refusal(json::array({{{"weekdays", ranges}}})) ==
+          "time_intervals.night[0].weekdays must be an array of at most 64 strings like \"a\" or "
+          "\"a:b\"");
+    json c = sample_config();
+    for (int i = 0; i < 1025; ++i) c["time_intervals"]["t" + std::to_string(i)] = {json::object()};
+    CHECK_THROWS_WITH_AS(parse_config(c), "config: time_intervals has more than 1024 names",
+                         config_error);
+}
+
 TEST_CASE("time intervals: weekdays, days of the month from either end, months and years") {
     const time_interval weekdays = interval(json::parse(R"([{"weekdays": ["monday:friday"]}])"));
     CHECK(weekdays.contains(JAN04));                      // Monday 00:00 UTC

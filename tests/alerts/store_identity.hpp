@@ -61,7 +61,8 @@ inline std::multiset<std::string> through_restarted_state_dir(const nlohmann::js
 /// How many notifications of each notifType.
 inline std::map<std::string, int> types_of(const std::multiset<std::string>& texts) {
     std::map<std::string, int> out;
-    for (const std::string& t : texts) ++out[nlohmann::json::parse(t)["notifType"].get<std::string>()];
+    for (const std::string& t : texts)
+        ++out[nlohmann::json::parse(t)["notifType"].get<std::string>()];
     return out;
 }
 

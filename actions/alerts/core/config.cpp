@@ -148,7 +148,6 @@ void parse_sites(alert_config& cfg, account_config& a, const json& j, const std:
         site_config site;
         site.id = id;
         site.name = get_string(sj, "name", "", at);
-        site.account = static_cast<std::uint32_t>(cfg.accounts.size());
         parse_armed(cfg, site, sj, at);
         a.sites.emplace(id, static_cast<std::uint32_t>(cfg.sites.size()));
         cfg.sites.push_back(std::move(site));

@@ -61,7 +61,6 @@ struct maintenance_window {
 struct site_config {
     std::string id;
     std::string name;
-    std::uint32_t account = 0;  // index in alert_config::accounts
     // "armed": true (the default), false, or the names of the intervals it is armed in.
     bool always_armed = true;
     std::vector<std::uint32_t> armed;  // indices in alert_config::intervals

@@ -14,6 +14,13 @@ namespace {
 // with the device's cooldowns, already); no config region can have it (config.cpp).
 constexpr std::string_view MOTION_ENTRY = "\x01motion";
 
+// The entry's key in the cooldown table (hash_combine(device, hash of the name), as
+// cooled_down() keys a region's), the name's hash taken once.
+std::uint64_t motion_key(std::uint32_t device) {
+    static const std::uint64_t name_hash = hash_bytes(MOTION_ENTRY);
+    return hash_combine(device, name_hash);
+}
+
 }  // namespace
 
 const site_config* alert_core::site_of(std::uint32_t device) const {
@@ -34,7 +41,7 @@ bool alert_core::disarmed(std::uint32_t device, const site_config& site, double 
 }
 
 bool alert_core::note_motion(std::uint32_t device, double ts) {
-    const std::uint64_t key = hash_combine(device, hash_bytes(MOTION_ENTRY));
+    const std::uint64_t key = motion_key(device);
     auto [it, inserted] = cooldowns_.try_emplace(key);
     if (inserted) {
         it->second.device = device;
@@ -48,7 +55,7 @@ bool alert_core::note_motion(std::uint32_t device, double ts) {
 }
 
 double alert_core::last_motion(std::uint32_t device) const {
-    auto it = cooldowns_.find(hash_combine(device, hash_bytes(MOTION_ENTRY)));
+    auto it = cooldowns_.find(motion_key(device));
     return it == cooldowns_.end() ? -1 : it->second.last_alert;
 }
 

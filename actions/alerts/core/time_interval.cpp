@@ -169,16 +169,16 @@ time_range_spec parse_spec(const json& j, const std::string& where) {
             spec.years = parse_ranges<1>(value, at, YEAR, nullptr, false);
         } else if (key == "location") {
             if (!value.is_string()) fail(at, "must be an IANA time zone name");
-            spec.location = value.get<std::string>();
-            if (spec.location == "Local") {
+            const std::string location = value.get<std::string>();
+            if (location == "Local") {
                 fail(at, "is 'Local', which depends on the machine: name the zone "
                          "(e.g. Europe/Berlin)");
             }
-            if (spec.location != "UTC") {
+            if (location != "UTC") {
                 try {
-                    spec.zone = date::locate_zone(spec.location);
+                    spec.zone = date::locate_zone(location);
                 } catch (const std::exception&) {
-                    fail(at, "names '" + spec.location +
+                    fail(at, "names '" + location +
                                  "', which is not a time zone of the system's tz database "
                                  "(/usr/share/zoneinfo)");
                 }

@@ -35,8 +35,7 @@ struct time_range_spec {
     std::vector<int_range> days_of_month;    // 1…31, or -31…-1 counted from the month's end
     std::vector<int_range> months;           // 1…12
     std::vector<int_range> years;
-    const date::time_zone* zone = nullptr;  // nullptr: UTC
-    std::string location = "UTC";
+    const date::time_zone* zone = nullptr;  // its `location`; nullptr: UTC
 };
 
 /// A named interval: a time is inside when any of its entries matches.
