@@ -17,8 +17,8 @@ constexpr std::string_view MOTION_ENTRY = "\x01motion";
 // The entry's key in the cooldown table (hash_combine(device, hash of the name), as
 // cooled_down() keys a region's), the name's hash taken once.
 std::uint64_t motion_key(std::uint32_t device) {
-    static const std::uint64_t name_hash = hash_bytes(MOTION_ENTRY);
-    return hash_combine(device, name_hash);
+    static const std::uint64_t NAME_HASH = hash_bytes(MOTION_ENTRY);
+    return hash_combine(device, NAME_HASH);
 }
 
 }  // namespace
