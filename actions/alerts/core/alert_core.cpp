@@ -142,6 +142,10 @@ void alert_core::resolve(const std::vector<etag>& batch) {
             ++st.foreign;
             continue;
         }
+        if (is_group_id(e.device)) {  // a site's group (etag_fields refuses it already)
+            ++st.rejected;
+            continue;
+        }
         const std::uint64_t dh = hash_combine(ah, hash_bytes(e.device));
         const std::uint32_t device = intern_device(a, e.device, dh);
         const std::uint64_t id = e.id.empty() ? 0 : id_hash(dh, e.id);
@@ -205,7 +209,8 @@ std::size_t alert_core::memory_bytes() const {
            cooldowns_.bucket_count() * sizeof(void*) +
            noise_.size() * (sizeof(noise_entry) + 32 +
                             (config_ ? config_->flapping.changes : 0) * sizeof(double)) +
-           noise_.bucket_count() * sizeof(void*);
+           noise_.bucket_count() * sizeof(void*) + groups_.size() * (sizeof(site_group) + 32) +
+           groups_.bucket_count() * sizeof(void*);
 }
 
 }  // namespace alerts

@@ -71,6 +71,8 @@ public:
     }
     /// The device's config, or nullptr when its account's config does not list it.
     const device_config* device_cfg(std::uint32_t device) const;
+    /// The config of a device of an account (by the account's index), or nullptr.
+    const device_config* device_cfg_of(std::uint32_t account, std::string_view device) const;
     const device_slot& slot(std::uint32_t device) const { return slots_[device]; }
     std::uint32_t find_device(std::string_view account, std::string_view device) const;
     /// The same when the caller has device_key_hash(account, device) already.
@@ -195,6 +197,29 @@ private:
     bool note_motion(std::uint32_t device, double ts);
     double last_motion(std::uint32_t device) const;
     bool tampered(std::uint32_t device, const etag& e, device_state before);
+    // core_groups.cpp: sites' groups (docs/alerts.md, "Grouping").
+    struct group_change {
+        std::string device;
+        double ts = 0;
+        bool down = true;
+    };
+    struct site_group {
+        std::uint32_t down = 0;     // cameras announced down through the group
+        std::uint32_t updates = 0;  // SiteChanged sent since its SiteOffline
+        double last_sent = 0;       // the due time of its last notification
+        std::vector<group_change> changes;  // not yet announced, in the order they came
+    };
+    std::uint32_t group_of(std::uint32_t device);
+    bool join_group(std::uint32_t device, double due_ts);
+    bool leave_group(std::uint32_t device, double due_ts);
+    static void note_group_change(site_group& g, std::string_view device, double ts, bool down);
+    double group_due(std::uint32_t group) const;
+    void flush_group(std::uint32_t group,
+                     double at = std::numeric_limits<double>::quiet_NaN());
+    void emit_group(std::uint32_t group, site_group& g, notif_type type, double due_ts);
+    void close_group(std::uint32_t group);
+    const site_config* group_site(std::uint32_t group) const;
+    const group_config* group_cfg(std::uint32_t group) const;
     const recipient_list& recipients_for(std::uint32_t device, const region_config* r) const;
     void mark_dirty(std::uint32_t device);
 
@@ -209,6 +234,7 @@ private:
     recent_ids ids_;
     std::unordered_map<std::uint64_t, cooldown_entry> cooldowns_;
     std::unordered_map<std::uint32_t, noise_entry> noise_;
+    std::unordered_map<std::uint32_t, site_group> groups_;  // by group slot, open groups only
     std::size_t sweep_at_ = 4096;  // noise_ size at which sweep_noise() runs next
     double swept_ = 0;             // `now` of the last sweep (one runs at least every window)
     std::size_t pending_ = 0;

@@ -40,6 +40,20 @@ struct notification {
     bool has_affected = false;
     std::uint32_t affected_at = 0;
     std::uint32_t affected = 0;
+    // A site's notification (SiteOffline, SiteChanged, SiteOnline): its site, its cameras down
+    // after it, and the changes it announces, listed[listed_at .. listed_at + listed) of the
+    // batch_result. SiteChanged numbers its updates in `reminder` (1 for the first).
+    const site_config* site = nullptr;
+    std::uint32_t down = 0;
+    std::uint32_t listed_at = 0;
+    std::uint32_t listed = 0;
+};
+
+/// A camera a site's notification names: down (`down`) or back since `ts`.
+struct listed_device {
+    std::string device;
+    double ts = 0;
+    bool down = true;
 };
 
 /// A notification the rules held back (docs/alerts.md, "Explanations"): which, when, and the
@@ -86,6 +100,7 @@ struct batch_stats {
 struct batch_result {
     std::vector<notification> notifications;
     std::vector<std::uint32_t> affected;  // device indices (see notification::affected)
+    std::vector<listed_device> listed;    // see notification::listed
     // Until-resolved silences whose device this batch saw back online: the store ends them.
     std::vector<std::string> resolved_silences;
     std::vector<held_back> held;  // what the rules held back in this batch

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <initializer_list>
 
+#include "core/records.hpp"
+
 namespace alerts {
 
 namespace {
@@ -139,7 +141,10 @@ void parse_sites(alert_config& cfg, account_config& a, const json& j, const std:
     require_object(*it, path + ".sites");
     for (const auto& [id, sj] : it->items()) {
         const std::string at = member_path(path, ".sites.", id);
-        if (id.empty() || id.size() > 255) fail(at, "has an invalid id");
+        if (id.empty() || id.size() > MAX_SITE_ID) fail(at, "has an invalid id");
+        for (unsigned char c : id) {
+            if (c < 0x20 || c == 0x7f) fail(at, "has a control character in its id");
+        }
         require_object(sj, at);
         check_keys(sj, at, {"name", "armed"});
         if (cfg.sites.size() >= MAX_SITES) {
@@ -148,6 +153,7 @@ void parse_sites(alert_config& cfg, account_config& a, const json& j, const std:
         site_config site;
         site.id = id;
         site.name = get_string(sj, "name", "", at);
+        site.group_id = group_device_id(id);
         parse_armed(cfg, site, sj, at);
         a.sites.emplace(id, static_cast<std::uint32_t>(cfg.sites.size()));
         cfg.sites.push_back(std::move(site));
@@ -170,15 +176,44 @@ void resolve_sites(alert_config& cfg, const account_config& a, const std::string
         device_config& d = cfg.devices[index];
         if (d.site < 0 && d.bridge_cfg >= 0)
             d.site = cfg.devices[static_cast<std::size_t>(d.bridge_cfg)].site;
+        if (d.site >= 0) ++cfg.sites[static_cast<std::size_t>(d.site)].devices;
     }
+}
+
+// "grouping": false, true (the defaults) or {group_wait, group_interval}; `base` is what the
+// account inherits (the config's top-level grouping).
+group_config parse_grouping(const json& j, const group_config& base, const std::string& path) {
+    auto it = j.find("grouping");
+    if (it == j.end()) return base;
+    group_config g = base;
+    if (it->is_boolean()) {
+        g.enabled = it->get<bool>();
+        return g;
+    }
+    const std::string at = path.empty() ? "grouping" : path + ".grouping";
+    if (!it->is_object()) fail(at, "must be false, true or an object");
+    check_keys(*it, at, {"enabled", "group_wait", "group_interval"});
+    g.enabled = true;
+    if (auto e = it->find("enabled"); e != it->end()) {
+        if (!e->is_boolean()) fail(at + ".enabled", "must be a boolean");
+        g.enabled = e->get<bool>();
+    }
+    g.wait = get_seconds(*it, "group_wait", g.wait, at);
+    g.interval = get_seconds(*it, "group_interval", g.interval, at);
+    if (g.wait > 86400) fail(at + ".group_wait", "must be at most 86400 seconds");
+    if (g.interval < 1 || g.interval > 86400) {
+        fail(at + ".group_interval", "must be from 1 to 86400 seconds");
+    }
+    return g;
 }
 
 void parse_account(alert_config& cfg, const std::string& id, const json& j) {
     const std::string path = "accounts." + id;
     require_object(j, path);
-    check_keys(j, path, {"datacenter", "recipients", "devices", "sites"});
+    check_keys(j, path, {"datacenter", "recipients", "devices", "sites", "grouping"});
     account_config a;
     a.id = id;
+    a.grouping = parse_grouping(j, cfg.grouping, path);
     a.datacenter = get_string(j, "datacenter", "", path);
     a.recipients = get_recipients(j, path);
     parse_sites(cfg, a, j, path);
@@ -352,9 +387,11 @@ alert_config parse_config(const nlohmann::json& j) {
     if (!j.is_object()) throw config_error("config: must be an object");
     check_keys(j, "config",
                {"holds", "alert_delay_threshold", "recent_ids", "accounts", "flapping",
-                "bridge_grace", "maintenance", "reminders", "time_intervals", "tamper"});
+                "bridge_grace", "maintenance", "reminders", "time_intervals", "tamper",
+                "grouping"});
     alert_config cfg;
     parse_intervals(cfg, j);  // before the accounts: their sites name intervals
+    cfg.grouping = parse_grouping(j, cfg.grouping, "");  // before the accounts: their default
     parse_holds(cfg.holds, j);
     cfg.alert_delay_threshold = get_seconds(j, "alert_delay_threshold", 300, "config");
     // Checked before the cast (above 2^64 it is undefined) and before reset() allocates it.

@@ -64,10 +64,21 @@ struct site_config {
     // "armed": true (the default), false, or the names of the intervals it is armed in.
     bool always_armed = true;
     std::vector<std::uint32_t> armed;  // indices in alert_config::intervals
+    std::uint32_t devices = 0;         // the config's devices at the site (bridges' cameras too)
+    std::string group_id;              // the device id its group is kept under (records.hpp)
+};
+
+/// Site grouping (docs/alerts.md, "Grouping"): a site's first Offline waits `wait` seconds, then
+/// one SiteOffline names the cameras down; later changes go out at most every `interval`.
+struct group_config {
+    bool enabled = false;
+    double wait = 30;
+    double interval = 300;
 };
 
 struct account_config {
     std::string id;
+    group_config grouping;  // the config's top-level one unless the account sets its own
     std::vector<maintenance_window> maintenance;
     std::string datacenter;
     recipient_list recipients;
@@ -120,6 +131,8 @@ struct tamper_config {
     double window = 60;
 };
 
+/// The longest site id: a site's group is kept under the device id "\x01" + the site's id.
+constexpr std::size_t MAX_SITE_ID = 254;
 /// The most sites, and named time intervals, one config may define.
 constexpr std::size_t MAX_SITES = 1U << 20;
 constexpr std::size_t MAX_TIME_INTERVALS = 1024;
@@ -137,6 +150,7 @@ struct alert_config {
     std::vector<site_config> sites;
     std::vector<time_interval> intervals;  // the named time intervals
     tamper_config tamper;
+    group_config grouping;  // the default of the accounts that set none
     std::uint64_t fingerprint = 0;
 
     /// The device's site, or nullptr.

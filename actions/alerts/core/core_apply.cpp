@@ -156,21 +156,33 @@ void alert_core::emit_state(std::uint32_t device, double due_ts, bool tamper) {
     n.due_ts = due_ts;
     n.event_ts = d.hold_ts;
     const notif_type was_as = announced_as(d);
+    const bool grouped = (d.flags & SLOT_GROUPED) != 0;
     n.type = settle(d);
     n.device = device;
-    n.recipients = &recipients_for(device, nullptr);
     d.flags &=
         static_cast<std::uint8_t>(~(SLOT_SILENCED | SLOT_INHIBITED | SLOT_REMIND | SLOT_TAMPER));
+    mark_dirty(device);
+    // Its site's group announces it (core_groups.cpp): the outage, a change between two down
+    // states (nothing new to say), the return. A tamper bypasses the group.
+    if (!tamper && n.type != notif_type::online && (grouped || join_group(device, due_ts))) {
+        const device_config* cfg = device_cfg(device);
+        if (!grouped && cfg && !cfg->members.empty()) inhibit_members(device, n);
+        return;
+    }
+    if (grouped && n.type == notif_type::online && leave_group(device, due_ts)) return;
+    n.recipients = &recipients_for(device, nullptr);
     if (tamper) {
         n.type = notif_type::possible_tamper;
         n.motion_ts = last_motion(device);
-        d.flags |= SLOT_TAMPER;  // its reminders and its Online refer to it
+        slots_[device].flags |= SLOT_TAMPER;  // its reminders and its Online refer to it
     }
-    mark_dirty(device);
     // An Online names the Offline/InternetOffline it ends (unknown only for a device whose
-    // record an older version wrote while this hold was pending).
-    if (n.type == notif_type::online && was != device_state::online && !std::isnan(was_ts)) {
-        n.resolves = make_notif_key(account_id(d.account), device_id(device), was_as, was_ts);
+    // record an older version wrote while this hold was pending, or whose outage its site's
+    // group announced before a config change took the group away).
+    if (n.type == notif_type::online && was != device_state::online && !std::isnan(was_ts) &&
+        !grouped) {
+        n.resolves =
+            make_notif_key(account_id(slots_[device].account), device_id(device), was_as, was_ts);
         n.has_resolves = true;
         n.thread = n.resolves;
         n.has_thread = true;
@@ -180,7 +192,7 @@ void alert_core::emit_state(std::uint32_t device, double due_ts, bool tamper) {
             noise_entry& ne = noise_[device];
             ne.reminder_base = now_;
             ne.reminders_sent = 0;
-            d.flags |= SLOT_REMIND;
+            slots_[device].flags |= SLOT_REMIND;
         }
         const device_config* cfg = device_cfg(device);
         if (cfg && !cfg->members.empty()) inhibit_members(device, n);
@@ -257,7 +269,8 @@ void alert_core::emit(notification n, std::string_view event_id) {
     n.delay = now_ - n.due_ts;
     n.late = n.delay > config_->alert_delay_threshold;
     if (!n.has_thread && (n.type == notif_type::offline || n.type == notif_type::internet_offline ||
-                          n.type == notif_type::possible_tamper)) {
+                          n.type == notif_type::possible_tamper ||
+                          n.type == notif_type::site_offline)) {
         n.thread = n.key;  // an outage's first notification opens its thread
         n.has_thread = true;
     }

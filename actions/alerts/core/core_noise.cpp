@@ -39,11 +39,13 @@ void alert_core::schedule(std::uint32_t device) {
     device_slot& d = slots_[device];
     ++d.hold_gen;  // older timers of the device are stale now
     const double due = next_due(device);
-    if (due < NEVER) timers_.push({due, device, d.hold_gen});
+    const std::uint8_t group = (d.flags & SLOT_GROUP) ? 1 : 0;
+    if (due < NEVER) timers_.push({due, device, d.hold_gen, group});
 }
 
 double alert_core::next_due(std::uint32_t device) const {
     const device_slot& d = slots_[device];
+    if (d.flags & SLOT_GROUP) return group_due(device);
     if (d.flags & SLOT_FLAPPING) return flap_end(device);
     double due = NEVER;
     if (hold_pending(d)) due = hold_next(device);
@@ -251,6 +253,10 @@ void alert_core::service(std::uint32_t device, double t, int depth) {
 bool alert_core::step(std::uint32_t device, double t, int depth) {
     device_slot& d = slots_[device];
     mark_dirty(device);
+    if (d.flags & SLOT_GROUP) {
+        flush_group(device);
+        return true;
+    }
     if (d.flags & SLOT_FLAPPING) {
         const double end = flap_end(device);
         if (end > t) return false;

@@ -1,6 +1,7 @@
 // core_records.cpp — export and restore of the core's persistent state (device records,
 // cooldowns, recent ids) for the state stores.
 #include <cmath>
+#include <vector>
 
 #include "core/alert_core.hpp"
 #include "core/hash.hpp"
@@ -25,6 +26,21 @@ void alert_core::export_device(std::uint32_t device, record_sink& sink) const {
         r.reminder_base = it->second.reminder_base;
         r.changes = it->second.changes.data();
         r.change_count = static_cast<std::uint32_t>(it->second.changes.size());
+    }
+    group_record group;
+    std::vector<group_change_view> changes;
+    if (d.flags & SLOT_GROUP) {
+        if (auto g = groups_.find(device); g != groups_.end()) {
+            group.down = g->second.down;
+            group.updates = g->second.updates;
+            group.last_sent = g->second.last_sent;
+            changes.reserve(g->second.changes.size());
+            for (const group_change& c : g->second.changes)
+                changes.push_back({c.device, c.ts, c.down});
+            group.changes = changes.data();
+            group.change_count = static_cast<std::uint32_t>(changes.size());
+        }
+        r.group = &group;
     }
     sink.on_device(r);
 }
@@ -71,7 +87,12 @@ std::uint32_t alert_core::restore_device(const device_record& r) {
     // hold that announced the state started then); with one pending it is lost (its Online
     // then carries no `resolves`).
     d.notified_ts = std::isnan(r.notified_ts) && r.state == r.notified ? r.hold_ts : r.notified_ts;
-    d.flags = static_cast<std::uint8_t>((d.flags & ~SLOT_NOISE_BITS) | (r.noise & SLOT_NOISE_BITS));
+    // A group's bit only on a group's key, a member's only on a device's (a key the store did not
+    // write cannot make a device a group).
+    const std::uint8_t kinds = is_group_id(r.device) ? SLOT_GROUP : SLOT_GROUPED;
+    const std::uint8_t noise = static_cast<std::uint8_t>(
+        (r.noise & SLOT_NOISE_BITS & ~(SLOT_GROUP | SLOT_GROUPED)) | (r.noise & kinds));
+    d.flags = static_cast<std::uint8_t>((d.flags & ~SLOT_NOISE_BITS) | noise);
     if (r.change_count > 0 || r.reminders_sent > 0 || (r.noise & SLOT_REMIND)) {
         noise_entry& ne = noise_[device];
         ne.changes.assign(r.changes, r.changes + r.change_count);
@@ -79,6 +100,19 @@ std::uint32_t alert_core::restore_device(const device_record& r) {
         ne.reminder_base = r.reminder_base;
     } else {
         noise_.erase(device);
+    }
+    if (r.group && (d.flags & SLOT_GROUP) && r.group->down > 0) {
+        site_group& g = groups_[device];
+        g.down = r.group->down;
+        g.updates = r.group->updates;
+        g.last_sent = r.group->last_sent;
+        g.changes.clear();
+        for (std::uint32_t i = 0; i < r.group->change_count; ++i) {
+            const group_change_view& c = r.group->changes[i];
+            g.changes.push_back(group_change{std::string(c.device), c.ts, c.down});
+        }
+    } else {
+        groups_.erase(device);
     }
     if (counts_pending(d)) ++pending_;
     schedule(device);
@@ -124,6 +158,7 @@ void alert_core::forget(const std::vector<std::uint32_t>& devices) {
     timers_.clear();
     cooldowns_.clear();
     noise_.clear();
+    groups_.clear();
     ids_.clear();
     pending_ = 0;
 }

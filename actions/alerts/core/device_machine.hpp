@@ -47,8 +47,13 @@ inline constexpr std::uint8_t SLOT_SILENCED = 4;   // the pending hold matured i
 inline constexpr std::uint8_t SLOT_INHIBITED = 8;  // the pending Offline waits on the bridge
 inline constexpr std::uint8_t SLOT_REMIND = 16;    // StillOffline reminders are scheduled
 inline constexpr std::uint8_t SLOT_TAMPER = 32;    // the outage was announced as PossibleTamper
-inline constexpr std::uint8_t SLOT_NOISE_BITS =
-    SLOT_FLAPPING | SLOT_SILENCED | SLOT_INHIBITED | SLOT_REMIND | SLOT_TAMPER;
+// Grouping (docs/alerts.md, "Grouping"): the slot is a site's group, not a device (its id is
+// "\x01" + the site's id); a camera whose outage was announced through its site's group.
+inline constexpr std::uint8_t SLOT_GROUP = 64;
+inline constexpr std::uint8_t SLOT_GROUPED = 128;
+inline constexpr std::uint8_t SLOT_NOISE_BITS = SLOT_FLAPPING | SLOT_SILENCED | SLOT_INHIBITED |
+                                                SLOT_REMIND | SLOT_TAMPER | SLOT_GROUP |
+                                                SLOT_GROUPED;
 
 /// What applying an observed state did.
 enum class state_effect : std::uint8_t { none, hold_started, hold_restarted, flap };

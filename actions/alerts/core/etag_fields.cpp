@@ -28,6 +28,12 @@ bool get_name(const etag_fields& f, int i, bool required, std::string_view& out,
         error = std::string("field '") + FIELD_NAMES[i] + "' must have 1 to 255 characters";
         return false;
     }
+    // A site's group is kept as a device whose id begins with U+0001 (alert_core.hpp): no
+    // ETag may name it.
+    if (i == 2 && s[0] == '\x01') {
+        error = "field 'device' must not begin with U+0001 (kept for sites' groups)";
+        return false;
+    }
     out = s;
     return true;
 }

@@ -63,6 +63,7 @@ std::string notification_log_line(const notification_log_fields& fields, bool js
     if (fields.delivery_delay) line.number("deliveryDelay", *fields.delivery_delay);
     line.text("account", fields.account);
     line.text("device", fields.device);
+    line.maybe_text("site", fields.site);
     line.maybe_text("region", fields.region);
     line.maybe_text("level", fields.level);
     line.number("eventTs", fields.event_ts);
@@ -83,6 +84,7 @@ std::string late_log_line(const notification_log_fields& fields, double threshol
     line.number("threshold", threshold);
     line.text("account", fields.account);
     line.text("device", fields.device);
+    line.maybe_text("site", fields.site);
     line.maybe_text("dedupKey", fields.dedup_key);
     return line.done();
 }

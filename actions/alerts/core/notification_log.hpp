@@ -19,6 +19,7 @@ struct notification_log_fields {
     std::optional<double> delivery_delay;  // alertgw: from the outbox commit to delivery
     std::string_view account;
     std::string_view device;
+    std::optional<std::string_view> site;  // a site's notification (no device)
     std::optional<std::string_view> region;
     std::optional<std::string_view> level;
     double event_ts = 0;
@@ -29,12 +30,12 @@ struct notification_log_fields {
     std::optional<std::string_view> delivered_to;  // alertgw: the targets that took it
 };
 
-/// "notifType=Offline alertDelay=4.000 [deliveryDelay=…] account=… device=… [region=…
+/// "notifType=Offline alertDelay=4.000 [deliveryDelay=…] account=… device=… [site=…] [region=…
 /// level=…] eventTs=… publishTs=… recipients=… [dedupKey=… entry=… deliveredTo=…]".
 std::string notification_log_line(const notification_log_fields& fields, bool json);
 
 /// "level=warning systemAlert=alertDelayOverThreshold notifType=… alertDelay=… threshold=…
-/// account=… device=… [dedupKey=…]".
+/// account=… device=… [site=…] [dedupKey=…]".
 std::string late_log_line(const notification_log_fields& fields, double threshold, bool json);
 
 }  // namespace alerts

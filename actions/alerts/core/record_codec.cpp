@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/config.hpp"
 #include "core/hash.hpp"
@@ -63,9 +64,33 @@ private:
     bool ok_ = true;
 };
 
+// The most changes a group record may hold (the core holds fewer: core_groups.cpp).
+constexpr std::uint32_t MAX_RECORD_GROUP_CHANGES = 1U << 16;
+
+// A group's fields after the device's ('S' records): down updates last_sent n, then n changes
+// (name ts down).
+bool read_group(record_reader& in, group_record& g, std::vector<group_change_view>& changes) {
+    g.down = in.get<std::uint32_t>();
+    g.updates = in.get<std::uint32_t>();
+    g.last_sent = in.get<double>();
+    const auto n = in.get<std::uint32_t>();
+    if (!in.ok() || n > MAX_RECORD_GROUP_CHANGES) return false;
+    changes.clear();
+    for (std::uint32_t i = 0; i < n && in.ok(); ++i) {
+        group_change_view c;
+        c.device = in.name();
+        c.ts = in.get<double>();
+        c.down = in.get<std::uint8_t>() != 0;
+        changes.push_back(c);
+    }
+    g.changes = changes.data();
+    g.change_count = static_cast<std::uint32_t>(changes.size());
+    return in.ok();
+}
+
 bool replay_record(record_reader& in, record_sink& sink) {
     const auto tag = in.get<char>();
-    if (tag == 'D' || tag == 'E' || tag == 'G') {
+    if (tag == 'D' || tag == 'E' || tag == 'G' || tag == 'S') {
         device_record r;
         r.account = in.name();
         r.device = in.name();
@@ -76,7 +101,9 @@ bool replay_record(record_reader& in, record_sink& sink) {
         r.last_id = in.get<std::uint32_t>();
         if (tag != 'D') r.notified_ts = in.get<double>();
         double changes[MAX_FLAP_CHANGES];
-        if (tag == 'G') {
+        group_record group;
+        std::vector<group_change_view> group_changes;
+        if (tag == 'G' || tag == 'S') {
             r.noise = in.get<std::uint8_t>();
             r.reminders_sent = in.get<std::uint32_t>();
             r.reminder_base = in.get<double>();
@@ -84,6 +111,10 @@ bool replay_record(record_reader& in, record_sink& sink) {
             if (r.change_count > MAX_FLAP_CHANGES) return false;
             for (std::uint32_t i = 0; i < r.change_count; ++i) changes[i] = in.get<double>();
             r.changes = changes;
+        }
+        if (tag == 'S') {
+            if (!read_group(in, group, group_changes)) return false;
+            r.group = &group;
         }
         if (in.ok()) sink.on_device(r);
     } else if (tag == 'C') {
@@ -115,14 +146,25 @@ void frame_encoder::on_device(const device_record& r) {
     put(payload_, r.last_ts);
     put(payload_, r.last_id);
     put(payload_, r.notified_ts);
-    if (r.noise == 0 && r.change_count == 0 && r.reminders_sent == 0) return;
-    payload_[start] = 'G';  // the noise rules' fields follow
+    if (r.noise == 0 && r.change_count == 0 && r.reminders_sent == 0 && !r.group) return;
+    payload_[start] = r.group ? 'S' : 'G';  // the noise rules' fields follow (and a group's)
     put(payload_, r.noise);
     put(payload_, r.reminders_sent);
     put(payload_, r.reminder_base);
     const std::uint32_t n = std::min<std::uint32_t>(r.change_count, MAX_FLAP_CHANGES);
     put(payload_, static_cast<std::uint8_t>(n));
     for (std::uint32_t i = r.change_count - n; i < r.change_count; ++i) put(payload_, r.changes[i]);
+    if (!r.group) return;
+    const group_record& g = *r.group;
+    put(payload_, g.down);
+    put(payload_, g.updates);
+    put(payload_, g.last_sent);
+    put(payload_, g.change_count);
+    for (std::uint32_t i = 0; i < g.change_count; ++i) {
+        put_name(payload_, g.changes[i].device);
+        put(payload_, g.changes[i].ts);
+        put(payload_, static_cast<std::uint8_t>(g.changes[i].down ? 1 : 0));
+    }
 }
 
 void frame_encoder::on_cooldown(const cooldown_record& r) {

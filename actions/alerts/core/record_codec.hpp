@@ -5,6 +5,8 @@
 //   'E' account device state notified hold_ts last_ts last_id notified_ts   (a device)
 //   'G' the same, then noise reminders_sent reminder_base n change*n (a device with noise-rule
 //       state: flapping, silenced, inhibited, reminders; u8 u32 f64 u8 f64*n)
+//   'S' the same as 'G', then down updates last_sent n (name ts down)*n   (a site's group:
+//       u32 u32 f64 u32, then per change a name, f64 and u8)
 //   'D' account device state notified hold_ts last_ts last_id   (a device, as older versions
 //                                                               wrote it: read, never written)
 //   'C' account device region last_alert                        (a region cooldown)

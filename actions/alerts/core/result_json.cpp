@@ -31,7 +31,11 @@ notification_log_fields fields_of(const alert_core& core, const notification& n,
     fields.type = name_of(n.type);
     fields.alert_delay = to_ms(n.delay);
     fields.account = core.account_id(n.account);
-    fields.device = core.device_id(n.device);
+    if (is_site_notif(n.type)) {
+        fields.site = core.device_id(n.device).substr(1);  // after the group mark
+    } else {
+        fields.device = core.device_id(n.device);
+    }
     if (n.region) {
         fields.region = n.region->name;
         fields.level = n.region->level;
@@ -43,13 +47,40 @@ notification_log_fields fields_of(const alert_core& core, const notification& n,
     return fields;
 }
 
+// A site's notification: its site, how many of its cameras are down, and the cameras that went
+// down or came back since the group's last notification (docs/alerts.md, "Grouping").
+void add_site_fields(const alert_core& core, const notification& n, json& j) {
+    const std::string_view site = core.device_id(n.device).substr(1);  // after the group mark
+    j["site"] = site;
+    if (n.site && !n.site->name.empty()) j["siteName"] = n.site->name;
+    j["camerasDown"] = n.down;
+    j["cameras"] = n.site ? n.site->devices : 0;
+    json down = json::array();
+    json back = json::array();
+    const std::vector<listed_device>& all = core.result().listed;
+    for (std::uint32_t i = 0; i < n.listed && n.listed_at + i < all.size(); ++i) {
+        const listed_device& d = all[n.listed_at + i];
+        json item = {{"device", d.device}, {"since", d.ts}};
+        const device_config* cfg = core.device_cfg_of(n.account, d.device);
+        if (cfg && !cfg->name.empty()) item["name"] = cfg->name;
+        (d.down ? down : back).push_back(std::move(item));
+    }
+    j["devicesDown"] = std::move(down);
+    j["devicesBack"] = std::move(back);
+    if (n.type == notif_type::site_changed) j["update"] = n.reminder;
+}
+
 }  // namespace
 
 json notification_json(const alert_core& core, const notification& n) {
     json j = json::object();
     j["notifType"] = name_of(n.type);
     j["account"] = core.account_id(n.account);
-    j["device"] = core.device_id(n.device);
+    if (is_site_notif(n.type)) {
+        add_site_fields(core, n, j);
+    } else {
+        j["device"] = core.device_id(n.device);
+    }
     const device_config* cfg = core.device_cfg(n.device);
     if (cfg && !cfg->name.empty()) j["name"] = cfg->name;
     if (const site_config* site = cfg ? core.config()->site_of(*cfg) : nullptr) {

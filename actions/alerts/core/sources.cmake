@@ -5,6 +5,7 @@ set(ALERT_CORE_FILES
     batch_text.cpp
     config.cpp
     core_apply.cpp
+    core_groups.cpp
     core_noise.cpp
     core_records.cpp
     core_sites.cpp

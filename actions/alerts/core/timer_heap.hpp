@@ -12,7 +12,8 @@ namespace alerts {
 struct hold_timer {
     double due = 0;
     std::uint32_t device = 0;
-    std::uint8_t gen = 0;  // device_slot::hold_gen when pushed
+    std::uint8_t gen = 0;    // device_slot::hold_gen when pushed
+    std::uint8_t group = 0;  // 1: a site's group, served after the devices due at the same time
 };
 
 class timer_heap {
@@ -32,7 +33,11 @@ public:
     std::size_t memory_bytes() const { return heap_.capacity() * sizeof(hold_timer); }
 
 private:
-    static bool later(const hold_timer& a, const hold_timer& b) { return a.due > b.due; }
+    // Devices before groups at the same time: a camera whose Offline is due when its group's
+    // SiteOffline is is in it, in every store (whatever order its timers were pushed in).
+    static bool later(const hold_timer& a, const hold_timer& b) {
+        return a.due > b.due || (a.due == b.due && a.group > b.group);
+    }
     std::vector<hold_timer> heap_;
 };
 

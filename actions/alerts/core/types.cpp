@@ -59,6 +59,12 @@ std::string_view name_of(notif_type t) {
             return "StillOffline";
         case notif_type::possible_tamper:
             return "PossibleTamper";
+        case notif_type::site_offline:
+            return "SiteOffline";
+        case notif_type::site_changed:
+            return "SiteChanged";
+        case notif_type::site_online:
+            return "SiteOnline";
     }
     return "?";
 }

@@ -24,6 +24,9 @@ enum class notif_type : std::uint8_t {
     flapping_stopped,
     still_offline,    // a reminder
     possible_tamper,  // docs/alerts.md, "Tamper": offline right after motion, while armed
+    site_offline,     // docs/alerts.md, "Grouping": a site's cameras went down, as one group
+    site_changed,     // more of its cameras went down or came back (batched)
+    site_online,      // all of them are back: the group is closed
 };
 
 std::optional<etag_type> parse_etag_type(std::string_view s);
@@ -32,8 +35,15 @@ std::optional<device_state> parse_device_state(std::string_view s);
 std::string_view name_of(etag_type t);
 std::string_view name_of(device_state s);
 /// The contract names: "Alert", "Offline", "Online", "InternetOffline", "FlappingStarted",
-/// "FlappingStopped", "StillOffline", "PossibleTamper".
+/// "FlappingStopped", "StillOffline", "PossibleTamper", "SiteOffline", "SiteChanged",
+/// "SiteOnline".
 std::string_view name_of(notif_type t);
+
+/// Whether the notification is about a site's group rather than one device.
+inline bool is_site_notif(notif_type t) {
+    return t == notif_type::site_offline || t == notif_type::site_changed ||
+           t == notif_type::site_online;
+}
 
 /// The state notification that announces a device having settled in state `s`.
 inline notif_type notif_for(device_state s) {

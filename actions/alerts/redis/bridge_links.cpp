@@ -12,12 +12,14 @@ void bridge_links::build(const alert_config& config) {
     for (const account_config& a : config.accounts) {
         for (const auto& entry : a.devices) {
             const device_config& d = config.devices[entry.second];
-            if (d.bridge_cfg >= 0 || !d.members.empty()) add(config, a, d);
+            if (d.bridge_cfg >= 0 || !d.members.empty() || (d.site >= 0 && a.grouping.enabled))
+                add(config, a, d);
         }
     }
 }
 
-// One device of a bridge group (a bridge, a camera behind one): its bridge, its cameras.
+// One device of a bridge group (a bridge, a camera behind one): its bridge, its cameras; and a
+// device of a site whose account groups: the site's group.
 void bridge_links::add(const alert_config& config, const account_config& account,
                        const device_config& device) {
     link_entry e{account.id, device.id, static_cast<std::uint32_t>(targets_.size()), 0};
@@ -27,6 +29,10 @@ void bridge_links::add(const alert_config& config, const account_config& account
     };
     if (device.bridge_cfg >= 0) target(static_cast<std::size_t>(device.bridge_cfg));
     for (std::uint32_t m : device.members) target(m);
+    if (device.site >= 0 && account.grouping.enabled) {  // its site's group (core_groups.cpp)
+        const std::string& id = config.sites[static_cast<std::size_t>(device.site)].group_id;
+        targets_.push_back({account.id, id, alert_core::device_key_hash(account.id, id)});
+    }
     e.count = static_cast<std::uint32_t>(targets_.size()) - e.first;
     index_.emplace(alert_core::device_key_hash(account.id, device.id),
                    static_cast<std::uint32_t>(entries_.size()));

@@ -1,6 +1,7 @@
 // bridge_links.hpp — the devices a device's decisions read besides its own record, from the
-// config: a camera's bridge, a bridge's cameras (the Redis store reads and compares them with
-// it: redis_store_read.cpp, "Bridges").
+// config: a camera's bridge, a bridge's cameras, and the group of its site when its account
+// groups (core_groups.cpp: kept as a device) — the Redis store reads and compares them with it
+// (redis_store_read.cpp, "Bridges").
 //
 // Built once per config; empty for a config without bridges, and then nothing is looked up.
 #pragma once

@@ -97,6 +97,32 @@ struct reader {
     }
 };
 
+// The most changes a group record may hold (the core holds fewer: core_groups.cpp).
+constexpr std::uint32_t MAX_RECORD_GROUP_CHANGES = 1U << 16;
+
+// Version 4's group fields: " <down> <updates> <last_sent> <n>" then n times
+// " <ts> <d|u> <len>:<device>".
+bool take_group(reader& r, group_record& g, std::vector<group_change_view>& changes) {
+    std::uint32_t count = 0;
+    if (!r.space() || !r.take_number(g.down, r.token()) || !r.space() ||
+        !r.take_number(g.updates, r.token()) || !r.space() || !r.take_double(g.last_sent) ||
+        !r.space() || !r.take_number(count, r.token()) || count > MAX_RECORD_GROUP_CHANGES) {
+        return false;
+    }
+    changes.clear();
+    for (std::uint32_t i = 0; i < count; ++i) {
+        group_change_view c;
+        if (!r.space() || !r.take_double(c.ts) || !r.space()) return false;
+        const std::string_view way = r.token();
+        if ((way != "d" && way != "u") || !r.space() || !r.take_name(c.device)) return false;
+        c.down = way == "d";
+        changes.push_back(c);
+    }
+    g.changes = changes.data();
+    g.change_count = count;
+    return true;
+}
+
 }  // namespace
 
 std::string redis_device_key(std::string_view prefix, std::string_view account,
@@ -180,6 +206,24 @@ void redis_value_encoder::on_device(const device_record& r) {
     for (std::uint32_t i = r.change_count - n; i < r.change_count; ++i) {
         append_double(device_, r.changes[i]);
     }
+    if (!r.group) return;
+    // Version 4: a site's group (docs/alerts.md, "Grouping").
+    device_[0] = '4';
+    const group_record& g = *r.group;
+    device_ += ' ';
+    append_integer(device_, g.down);
+    device_ += ' ';
+    append_integer(device_, g.updates);
+    append_double(device_, g.last_sent);
+    device_ += ' ';
+    append_integer(device_, g.change_count);
+    for (std::uint32_t i = 0; i < g.change_count; ++i) {
+        append_double(device_, g.changes[i].ts);
+        device_ += g.changes[i].down ? " d " : " u ";
+        append_integer(device_, g.changes[i].device.size());
+        device_ += ':';
+        device_.append(g.changes[i].device);
+    }
 }
 
 void redis_value_encoder::on_cooldown(const cooldown_record& r) {
@@ -207,7 +251,8 @@ bool decode_redis_value(std::string_view text, std::string_view account, std::st
     // Version 2 adds the announced state's time after the last id, version 3 the noise rules'
     // fields; version 1 (older actions) is read too.
     const std::string_view version = r.token();
-    if ((version != "1" && version != "2" && version != "3") || !r.space()) return false;
+    if ((version != "1" && version != "2" && version != "3" && version != "4") || !r.space())
+        return false;
     const std::string_view state = r.token();
     if (state.size() != 1 || !state_of(state[0], d.state) || !r.space()) return false;
     const std::string_view notified = r.token();
@@ -218,7 +263,7 @@ bool decode_redis_value(std::string_view text, std::string_view account, std::st
     }
     if (version != "1" && (!r.space() || !r.take_double(d.notified_ts))) return false;
     double changes[MAX_FLAP_CHANGES];
-    if (version == "3") {
+    if (version == "3" || version == "4") {
         unsigned noise = 0;
         std::uint32_t count = 0;
         if (!r.space() || !r.take_number(noise, r.token()) || noise > 255 || !r.space() ||
@@ -233,6 +278,12 @@ bool decode_redis_value(std::string_view text, std::string_view account, std::st
         }
         d.changes = changes;
         d.change_count = count;
+    }
+    group_record group;
+    std::vector<group_change_view> group_changes;
+    if (version == "4") {
+        if (!take_group(r, group, group_changes)) return false;
+        d.group = &group;
     }
     // Most records have no cooldown, a camera's a few: no heap for those.
     cooldown_record small[4];

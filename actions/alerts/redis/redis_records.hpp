@@ -11,7 +11,9 @@
 // versions wrote "1 …" without <notified_ts>: still read; notified_ts is "nan" when unknown).
 // A device with noise-rule state (flapping, silenced, inhibited, reminders) is written as
 // version 3: "3 …<notified_ts> <noise bits> <reminders sent> <reminder base> <n> <change>*n"
-// then its cooldowns.
+// then its cooldowns. A site's group (docs/alerts.md, "Grouping") is version 4: version 3's fields,
+// then " <down> <updates> <last_sent> <n>" and per change not yet announced
+// " <ts> <d|u> <len>:<device>" (d: went down, u: came back), then its cooldowns (none).
 // States are one letter (n online, f offline, i internet_offline); times print as the shortest text
 // that reads back exactly (std::to_chars; records written with 17 significant digits read the
 // same). The account's length in the key keeps any two (account, device) pairs apart whatever

@@ -69,6 +69,7 @@ notification_lines notification_log(const held_entry& entry, double now, double 
     fields.delivery_delay = now - static_cast<double>(entry.commit_ms) / 1000.0;
     fields.account = optional_text(notification, "account").value_or("");
     fields.device = optional_text(notification, "device").value_or("");
+    if (!notification.contains("device")) fields.site = optional_text(notification, "site");
     fields.region = optional_text(notification, "region");
     fields.level = optional_text(notification, "level");
     fields.recipients = recipients;
