@@ -20,17 +20,17 @@ TEST_CASE("a misspelt or unknown config key is an error that names it, at every 
         {"", "hold",
          "config: config has an unknown key 'hold' (known keys: holds, "
          "alert_delay_threshold, recent_ids, accounts, flapping, bridge_grace, maintenance, "
-         "reminders, time_intervals, tamper)"},
+         "reminders, time_intervals, tamper, grouping, receivers, route)"},
         {"/holds", "ofline",
          "config: holds has an unknown key 'ofline' (known keys: offline, "
          "online, internet_offline)"},
         {"/accounts/acct1", "datacentre",
          "config: accounts.acct1 has an unknown key "
          "'datacentre' (known keys: datacenter, recipients, "
-         "devices, sites)"},
+         "devices, sites, grouping)"},
         {"/accounts/acct1/devices/cam1", "recipient",
          "config: accounts.acct1.devices.cam1 has an unknown key 'recipient' (known keys: name, "
-         "recipients, regions, bridge, site)"},
+         "recipients, regions, bridge, site, labels)"},
         {"/accounts/acct1/devices/cam1/regions/door", "sensitivty",
          "config: accounts.acct1.devices.cam1.regions.door has an unknown key 'sensitivty' "
          "(known keys: enabled, sensitivity, level, recipients, cooldown)"},

@@ -55,7 +55,8 @@ batch_list site_outage() {
         std::vector<etag> batch;
         if (s < 37) batch.push_back(status(camera(s), t, device_state::offline));
         if (s == 700) {
-            for (int i = 0; i < 35; ++i) batch.push_back(status(camera(i), t, device_state::online));
+            for (int i = 0; i < 35; ++i)
+                batch.push_back(status(camera(i), t, device_state::online));
         }
         if (s == 720) {
             for (int i = 35; i < 37; ++i)
@@ -106,7 +107,8 @@ void report_difference(const std::multiset<std::string>& a, const std::multiset<
 
 }  // namespace
 
-TEST_CASE("grouping: the config takes grouping at the top and per account, and refuses bad values") {
+TEST_CASE(
+    "grouping: the config takes grouping at the top and per account, and refuses bad values") {
     json c = lobby_config(2);
     c["accounts"]["acct2"]["grouping"] = false;
     c["accounts"]["acct1"]["grouping"] = {{"group_interval", 60}};
@@ -253,7 +255,8 @@ TEST_CASE("grouping: a group that closes before its SiteOffline sends nothing, a
 
 TEST_CASE("grouping: without the grouping key a site's outage is announced camera by camera, "
           "as before") {
-    const std::multiset<std::string> memory = through_memory(lobby_config(40, false), site_outage());
+    const std::multiset<std::string> memory =
+        through_memory(lobby_config(40, false), site_outage());
     std::map<std::string, int> types = types_of(memory);
     CHECK(types.size() == 2);
     CHECK(types["Offline"] == 37);

@@ -167,6 +167,8 @@ const batch_result& alert_core::process(const std::vector<etag>& batch, double n
     changes_.ids.clear();
     result_.notifications.clear();
     result_.affected.clear();
+    result_.listed.clear();
+    result_.lists.clear();
     result_.resolved_silences.clear();
     result_.held.clear();
     result_.stats = batch_stats{};

@@ -204,9 +204,9 @@ private:
         bool down = true;
     };
     struct site_group {
-        std::uint32_t down = 0;     // cameras announced down through the group
-        std::uint32_t updates = 0;  // SiteChanged sent since its SiteOffline
-        double last_sent = 0;       // the due time of its last notification
+        std::uint32_t down = 0;             // cameras announced down through the group
+        std::uint32_t updates = 0;          // SiteChanged sent since its SiteOffline
+        double last_sent = 0;               // the due time of its last notification
         std::vector<group_change> changes;  // not yet announced, in the order they came
     };
     std::uint32_t group_of(std::uint32_t device);
@@ -214,13 +214,14 @@ private:
     bool leave_group(std::uint32_t device, double due_ts);
     static void note_group_change(site_group& g, std::string_view device, double ts, bool down);
     double group_due(std::uint32_t group) const;
-    void flush_group(std::uint32_t group,
-                     double at = std::numeric_limits<double>::quiet_NaN());
+    void flush_group(std::uint32_t group, double at = std::numeric_limits<double>::quiet_NaN());
     void emit_group(std::uint32_t group, site_group& g, notif_type type, double due_ts);
     void close_group(std::uint32_t group);
     const site_config* group_site(std::uint32_t group) const;
     const group_config* group_cfg(std::uint32_t group) const;
     const recipient_list& recipients_for(std::uint32_t device, const region_config* r) const;
+    // core_routes.cpp: the routing tree (docs/alerts.md, "Routing").
+    bool route(notification& n);
     void mark_dirty(std::uint32_t device);
 
     core_options options_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,11 @@ struct notification {
     // batch_result. SiteChanged numbers its updates in `reminder` (1 for the first).
     const site_config* site = nullptr;
     std::uint32_t down = 0;
+    // With a routing tree (docs/alerts.md, "Routing"): the receivers it reached, by name, and the
+    // webhook targets they name (nullptr: every target, as without routes). `recipients` is then
+    // their e-mail addresses.
+    const std::vector<std::string>* receivers = nullptr;
+    const std::vector<std::string>* webhooks = nullptr;
     std::uint32_t listed_at = 0;
     std::uint32_t listed = 0;
 };
@@ -99,8 +105,9 @@ struct batch_stats {
 
 struct batch_result {
     std::vector<notification> notifications;
-    std::vector<std::uint32_t> affected;  // device indices (see notification::affected)
-    std::vector<listed_device> listed;    // see notification::listed
+    std::vector<std::uint32_t> affected;         // device indices (see notification::affected)
+    std::vector<listed_device> listed;           // see notification::listed
+    std::deque<std::vector<std::string>> lists;  // what routed notifications point into
     // Until-resolved silences whose device this batch saw back online: the store ends them.
     std::vector<std::string> resolved_silences;
     std::vector<held_back> held;  // what the rules held back in this batch

@@ -90,9 +90,39 @@ region_config parse_region(const std::string& name, const json& j, const std::st
     return r;
 }
 
+// "labels": {name: value}, what routes match on: at most MAX_DEVICE_LABELS, names and values of
+// 1 to 255 bytes without control characters.
+label_map get_labels(const json& j, const std::string& path) {
+    label_map out;
+    auto it = j.find("labels");
+    if (it == j.end()) return out;
+    const std::string at = path + ".labels";
+    require_object(*it, at);
+    if (it->size() > MAX_DEVICE_LABELS) {
+        fail(at, "has more than " + std::to_string(MAX_DEVICE_LABELS) + " labels");
+    }
+    const auto bad = [](std::string_view s) {
+        return s.empty() || s.size() > 255 || std::any_of(s.begin(), s.end(), [](char c) {
+                   const auto u = static_cast<unsigned char>(c);
+                   return u < 0x20 || u == 0x7f;
+               });
+    };
+    for (const auto& [name, value] : it->items()) {
+        if (bad(name))
+            fail(at, "has a label name that is empty, too long or has control characters");
+        if (!value.is_string() || bad(value.get_ref<const std::string&>())) {
+            fail(member_path(at, ".", name),
+                 "must be a string of 1 to 255 characters without control characters");
+        }
+        out.emplace_back(name, value.get<std::string>());
+    }
+    std::sort(out.begin(), out.end());  // (a JSON object's names are sorted already)
+    return out;
+}
+
 device_config parse_device(const std::string& id, const json& j, const std::string& path) {
     require_object(j, path);
-    check_keys(j, path, {"name", "recipients", "regions", "bridge", "site"});
+    check_keys(j, path, {"name", "recipients", "regions", "bridge", "site", "labels"});
     device_config d;
     d.id = id;
     d.name = get_string(j, "name", "", path);
@@ -103,6 +133,7 @@ device_config parse_device(const std::string& id, const json& j, const std::stri
         fail(path + ".bridge", "must name another device of the account");
     }
     d.recipients = get_recipients(j, path);
+    d.labels = get_labels(j, path);
     if (auto it = j.find("regions"); it != j.end()) {
         require_object(*it, path + ".regions");
         for (const auto& [name, rj] : it->items()) {
@@ -364,6 +395,17 @@ void parse_tamper(tamper_config& t, const json& j) {
     if (t.window > 86400) fail("tamper.window", "must be at most 86400 seconds");
 }
 
+void parse_routes(alert_config& cfg, const json& j) {
+    const auto route = j.find("route");
+    const auto receivers = j.find("receivers");
+    try {
+        cfg.routes = route_tree::parse(route == j.end() ? nullptr : &*route,
+                                       receivers == j.end() ? nullptr : &*receivers, cfg.intervals);
+    } catch (const route_error& e) {
+        throw config_error(std::string("config: ") + e.what());
+    }
+}
+
 }  // namespace
 
 bool alert_config::armed(const site_config& s, double t) const {
@@ -385,10 +427,10 @@ std::uint64_t config_fingerprint(const nlohmann::json& j) {
 
 alert_config parse_config(const nlohmann::json& j) {
     if (!j.is_object()) throw config_error("config: must be an object");
-    check_keys(j, "config",
-               {"holds", "alert_delay_threshold", "recent_ids", "accounts", "flapping",
-                "bridge_grace", "maintenance", "reminders", "time_intervals", "tamper",
-                "grouping"});
+    check_keys(
+        j, "config",
+        {"holds", "alert_delay_threshold", "recent_ids", "accounts", "flapping", "bridge_grace",
+         "maintenance", "reminders", "time_intervals", "tamper", "grouping", "receivers", "route"});
     alert_config cfg;
     parse_intervals(cfg, j);  // before the accounts: their sites name intervals
     cfg.grouping = parse_grouping(j, cfg.grouping, "");  // before the accounts: their default
@@ -413,6 +455,7 @@ alert_config parse_config(const nlohmann::json& j) {
     parse_reminders(cfg.reminders, j);
     parse_maintenance(cfg, j);
     parse_tamper(cfg.tamper, j);
+    parse_routes(cfg, j);
     cfg.fingerprint = config_fingerprint(j);
     return cfg;
 }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/route_tree.hpp"
 #include "core/time_interval.hpp"
 #include "core/types.hpp"
 
@@ -25,6 +26,9 @@ public:
 };
 
 using recipient_list = std::vector<std::string>;
+
+/// The most labels one device may carry (docs/alerts.md, "Routing").
+constexpr std::size_t MAX_DEVICE_LABELS = 64;
 
 struct region_config {
     std::string name;
@@ -45,6 +49,7 @@ struct device_config {
     std::int32_t site = -1;              // index in alert_config::sites, -1: none
     std::int32_t bridge_cfg = -1;        // index of the bridge's device config, -1: none
     std::vector<std::uint32_t> members;  // a bridge: the device configs behind it
+    label_map labels;                    // what routes match on (sorted by name)
 
     /// The region called `name`, or nullptr.
     const region_config* find_region(std::string_view region) const;
@@ -151,6 +156,7 @@ struct alert_config {
     std::vector<time_interval> intervals;  // the named time intervals
     tamper_config tamper;
     group_config grouping;  // the default of the accounts that set none
+    route_tree routes;      // `route` and `receivers` (docs/alerts.md, "Routing"); empty: none
     std::uint64_t fingerprint = 0;
 
     /// The device's site, or nullptr.

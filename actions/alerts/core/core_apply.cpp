@@ -268,12 +268,13 @@ void alert_core::emit(notification n, std::string_view event_id) {
     n.publish_ts = now_;
     n.delay = now_ - n.due_ts;
     n.late = n.delay > config_->alert_delay_threshold;
-    if (!n.has_thread && (n.type == notif_type::offline || n.type == notif_type::internet_offline ||
-                          n.type == notif_type::possible_tamper ||
-                          n.type == notif_type::site_offline)) {
+    if (!n.has_thread &&
+        (n.type == notif_type::offline || n.type == notif_type::internet_offline ||
+         n.type == notif_type::possible_tamper || n.type == notif_type::site_offline)) {
         n.thread = n.key;  // an outage's first notification opens its thread
         n.has_thread = true;
     }
+    if (!config_->routes.empty() && !route(n)) return;  // muted, or not sent resolved
     result_.notifications.push_back(n);
 }
 

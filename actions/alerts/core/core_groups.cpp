@@ -205,9 +205,8 @@ void alert_core::emit_group(std::uint32_t group, site_group& g, notif_type type,
         return a.ts != b.ts ? a.ts < b.ts : a.device < b.device;
     });
     for (const group_change& c : g.changes) result_.listed.push_back({c.device, c.ts, c.down});
-    const notif_key opened =
-        make_notif_key(account_id(gs.account), device_id(group), notif_type::site_offline,
-                       gs.hold_ts);
+    const notif_key opened = make_notif_key(account_id(gs.account), device_id(group),
+                                            notif_type::site_offline, gs.hold_ts);
     if (type != notif_type::site_offline) {
         n.thread = opened;
         n.has_thread = true;

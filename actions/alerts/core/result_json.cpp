@@ -96,6 +96,8 @@ json notification_json(const alert_core& core, const notification& n) {
         j["motionTs"] = n.motion_ts;
     }
     j["recipients"] = *n.recipients;
+    if (n.receivers) j["receivers"] = *n.receivers;
+    if (n.webhooks) j["webhooks"] = *n.webhooks;  // absent: every webhook target
     j["eventTs"] = n.event_ts;
     j["publishTs"] = n.publish_ts;
     j["alertDelay"] = to_ms(n.delay);

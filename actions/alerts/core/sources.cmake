@@ -8,6 +8,7 @@ set(ALERT_CORE_FILES
     core_groups.cpp
     core_noise.cpp
     core_records.cpp
+    core_routes.cpp
     core_sites.cpp
     dedup_key.cpp
     device_status.cpp
@@ -17,6 +18,7 @@ set(ALERT_CORE_FILES
     recent_ids.cpp
     record_codec.cpp
     result_json.cpp
+    route_tree.cpp
     silence.cpp
     string_interner.cpp
     time_interval.cpp

@@ -109,6 +109,18 @@ void delivery_ledger::schedule_new(held_entry& entry) {
 
 void delivery_ledger::restore_progress(held_entry& entry, const new_entry& source) {
     entry.progress_may_exist = !source.progress.empty();
+    // A routed notification goes to the webhooks its receivers name, not to the others.
+    if (source.webhooks) {
+        for (std::size_t target = 0; target < specs_.size(); ++target) {
+            const std::vector<std::string>& named = *source.webhooks;
+            if (specs_[target].email ||
+                std::find(named.begin(), named.end(), specs_[target].name) != named.end()) {
+                continue;
+            }
+            entry.targets[target].state = delivery_state::skipped;
+            entry.targets[target].saved = true;
+        }
+    }
     // A replayed dead letter is for its own target: the others have it already.
     if (!source.only.empty() && source.only != "all") {
         for (std::size_t target = 0; target < specs_.size(); ++target) {

@@ -71,6 +71,8 @@ struct new_entry {
     std::vector<std::string> recipients;          // as the notification lists them
     std::map<std::string, std::string> progress;  // the progress hash, when claimed
     std::string only;  // a replayed dead letter: the one target it is for ("": every target)
+    // The webhook targets the notification's routes name ("webhooks"); absent: every one.
+    std::optional<std::vector<std::string>> webhooks;
 };
 
 struct dead_letter {

@@ -41,6 +41,13 @@ std::variant<new_entry, unreadable> read_record(const outbox_record& record) {
             if (address.is_string()) entry.recipients.push_back(address.get<std::string>());
         }
     }
+    if (const auto hooks = notification.find("webhooks");
+        hooks != notification.end() && hooks->is_array()) {
+        entry.webhooks.emplace();
+        for (const auto& name : *hooks) {
+            if (name.is_string()) entry.webhooks->push_back(name.get<std::string>());
+        }
+    }
     return entry;
 }
 
