@@ -9,7 +9,7 @@
 //      made) and the SAX parser with a no-op handler (the floor of a SAX route).
 //
 //   alerts_bench [--devices N] [--minutes M] [--batch B] [--json-batches K] [--seed S]
-//                [--parse-only 1] [--bridge-size N] [--sites 1]
+//                [--parse-only 1] [--bridge-size N] [--sites 1] [--grouping 1]
 #include <unistd.h>
 
 #include <cstdio>
@@ -36,6 +36,7 @@ struct bench_options {
     std::size_t batch = 1000;
     std::size_t json_batches = 300;
     bool parse_only = false;  // --parse-only 1: only the request-parsing comparison
+    bool grouping = false;    // --grouping 1: sites' groups on (docs/alerts.md, "Grouping")
 };
 
 struct run_figures {
@@ -246,6 +247,8 @@ bool parse_args(int argc, char** argv, bench_options& o) {
             o.gen.bridge_size = static_cast<std::uint32_t>(std::stoul(v));
         else if (a == "--sites")  // 1: each group a site (memory per idle device with sites)
             o.gen.sites = v == "1";
+        else if (a == "--grouping")  // 1: the config groups sites (30 s wait, 300 s interval)
+            o.grouping = v == "1";
         else
             return false;
     }
@@ -269,12 +272,14 @@ int main(int argc, char** argv) {
     bench_options o;
     if (!parse_args(argc, argv, o)) {
         std::fprintf(stderr, "usage: alerts_bench [--devices N] [--minutes M>=2] [--batch B] "
-                             "[--json-batches K] [--seed S] [--bridge-size N] [--sites 1]\n");
+                             "[--json-batches K] [--seed S] [--bridge-size N] [--sites 1] "
+                             "[--grouping 1]\n");
         return 2;
     }
     const std::size_t heap0 = heap_in_use();
-    const auto cfg =
-        std::make_shared<const alert_config>(parse_config(stream_generator(o.gen).config()));
+    json config = stream_generator(o.gen).config();
+    if (o.grouping) config["grouping"] = {{"group_wait", 30}, {"group_interval", 300}};
+    const auto cfg = std::make_shared<const alert_config>(parse_config(config));
     std::printf("alerts_bench: %u devices, %u minutes of %u ETags/device/minute, batches of %zu\n",
                 o.gen.devices, o.minutes, o.gen.rate, o.batch);
     note("config in memory (motion cameras listed)",

@@ -6,6 +6,7 @@
 // grouping keeping today's notifications.
 #include <deque>
 #include <set>
+#include <sstream>
 
 #include "alert_test_util.hpp"
 #include "core/result_json.hpp"
@@ -296,4 +297,28 @@ TEST_CASE("grouping: an ETag may not name a site's group") {
     h.run({status(id, T0, device_state::offline)}, T0);
     CHECK(h.stats().rejected == 1);
     CHECK(h.core.device_count() == 0);
+}
+
+TEST_CASE("grouping: the console's devices-now lists the site's cameras down as grouped, never "
+          "the group") {
+    const json config = lobby_config(40);
+    batch_list batches = site_outage();
+    batches.resize(400);  // the SiteOffline went out, the SiteChanged not yet
+    redis_server server;
+    redis_store_options o;
+    o.url = parse_redis_url(server.url());
+    core_harness h({}, config);
+    redis_store store(o);
+    for (const auto& [batch, now] : batches) store.process(h.core, batch, now);
+    std::istringstream keys(server.command({"HKEYS", "alerts:now"}));
+    int cameras = 0;
+    for (std::string key; std::getline(keys, key);) {
+        CHECK(key.find('\x01') == std::string::npos);
+        ++cameras;
+    }
+    CHECK(cameras == 37);
+    const json cam = json::parse(server.command({"HGET", "alerts:now", "5:acct1:cam-0000"}));
+    CHECK(cam["grouped"] == true);
+    CHECK(cam["announced"] == "offline");
+    CHECK(cam["site"] == "lobby");
 }

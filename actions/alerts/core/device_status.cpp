@@ -8,6 +8,7 @@
 namespace alerts {
 
 bool device_notable(const device_slot& d) {
+    if (d.flags & SLOT_GROUP) return false;  // a site's group, not a device (core_groups.cpp)
     return d.notified != device_state::online || hold_pending(d) ||
            (d.flags & (SLOT_FLAPPING | SLOT_SILENCED | SLOT_INHIBITED)) != 0;
 }
@@ -36,6 +37,7 @@ std::string device_status_json(const alert_core& core, std::uint32_t device) {
     }
     if (d.flags & SLOT_FLAPPING) j["flapping"] = true;
     if (d.flags & SLOT_INHIBITED) j["inhibited"] = true;
+    if (d.flags & SLOT_GROUPED) j["grouped"] = true;  // announced in its site's group
     if (d.flags & SLOT_SILENCED) {
         j["silenced"] = true;
         const std::string by = core.held_by(device);
