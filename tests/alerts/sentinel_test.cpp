@@ -2,7 +2,8 @@
 // redis-server and redis-sentinel processes on free loopback ports, real proxies running
 // monitor.zip. A primary, two replicas and three sentinels; a generated stream (alertgen)
 // sent to two proxies at random while the primary is killed (SIGKILL) and Sentinel promotes a
-// replica, twice, the old primary started again in between: after the consumer re-sent the
+// replica, twice, the old primary started again in between (sites' groups open throughout: a
+// SiteOffline sent, its changes pending): after the consumer re-sent the
 // batches that answered errors, the outbox on the last primary holds the notifications of one
 // memory-only process, each exactly once, and alertgw (finding the primary through the
 // sentinels too) posted every one of them to a webhook. Also: no sentinel reachable, a sentinel
@@ -185,16 +186,23 @@ struct stream {
     stream() {
         const std::string gen =
             (fs::path(ACTIONLOOP_BINARY_DIR) / "actions" / "alerts" / "alertgen").string();
-        const command_result cfg =
-            run_command({gen, "--devices", "600", "--outage", "0.05", "--seed", "7", "--config"},
-                        "", {}, dir.path());
+        // Sites of a bridge and 9 cameras, grouped, with short holds: sites' groups are open
+        // (SiteOffline sent, changes pending) across both failovers.
+        const strings topology = {"--bridge-size", "9", "--sites", "--bridge-outage", "0.3"};
+        strings cfg_args = {gen, "--devices", "600", "--outage", "0.05", "--seed", "7", "--config"};
+        cfg_args.insert(cfg_args.end(), topology.begin(), topology.end());
+        const command_result cfg = run_command(cfg_args, "", {}, dir.path());
         REQUIRE(cfg.exit_code == 0);
+        json c = json::parse(cfg.out);
+        c["holds"] = {{"offline", 60}, {"internet_offline", 60}, {"online", 30}};
+        c["grouping"] = {{"group_wait", 20}, {"group_interval", 60}};
         config = dir.path() / "config.json";
-        write_file(config, cfg.out);
-        const command_result out = run_command(
-            {gen, "--devices", "600", "--minutes", "6", "--batch", "150", "--outage", "0.05",
-             "--duplicates", "0.01", "--reorder", "3", "--ticks", "--seed", "7"},
-            "", {}, dir.path());
+        write_file(config, c.dump());
+        strings args = {gen,          "--devices", "600", "--minutes", "6",      "--batch",
+                        "150",        "--outage",  "0.05", "--duplicates", "0.01", "--reorder",
+                        "3",          "--ticks",   "--seed", "7"};
+        args.insert(args.end(), topology.begin(), topology.end());
+        const command_result out = run_command(args, "", {}, dir.path());
         REQUIRE(out.exit_code == 0);
         std::istringstream lines(out.out);
         for (std::string line; std::getline(lines, line);) {
@@ -444,7 +452,8 @@ TEST_CASE("sentinel: a replica named as the primary, or WAIT unconfirmed: error 
 }
 
 // The failover itself (slow: listed in scripts/test's `once`).
-TEST_CASE("sentinel: the primary killed mid-stream, twice: the outbox holds every note once") {
+TEST_CASE("sentinel: the primary killed mid-stream, twice, sites' groups open: the outbox holds "
+          "every note once") {
     const stream s;
     sentinel_set set;
     const json env = set.env(s.config);
@@ -496,6 +505,14 @@ TEST_CASE("sentinel: the primary killed mid-stream, twice: the outbox holds ever
             }
         }
     }
+    // The sites' groups were open across the failovers: announced, updated and closed once each.
+    std::map<std::string, int> types;
+    for (const std::string& key : s.reference) ++types[key.substr(0, key.find('-'))];
+    MESSAGE("reference: " << types["SiteOffline"] << " SiteOffline, " << types["SiteChanged"]
+                          << " SiteChanged, " << types["SiteOnline"] << " SiteOnline of "
+                          << s.reference.size());
+    CHECK(types["SiteOffline"] >= 3);
+    CHECK(types["SiteChanged"] >= 3);
     REQUIRE(stalls.size() == 2);
     for (double stall : stalls) CHECK(stall < 10);
     MESSAGE(errors << " error answers re-sent");
