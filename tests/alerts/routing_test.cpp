@@ -171,8 +171,8 @@ TEST_CASE("routing: a mixed stream reaches the receivers its routes name, with c
     for (std::size_t i = 0; i < batches.size(); ++i) {
         core_harness h({}, config);
         redis_store store(o);
-        for (std::string& t : notification_texts(
-                 h.core, store.process(h.core, batches[i].first, batches[i].second)))
+        for (std::string& t :
+             notification_texts(h.core, store.process(h.core, batches[i].first, batches[i].second)))
             shared.insert(std::move(t));
     }
     CHECK(shared == memory);
@@ -185,8 +185,7 @@ TEST_CASE("routing: the site's notifications route by site, and a device's label
     config["grouping"] = {{"group_wait", 10}};
     config["receivers"] = {{"hq-desk", {{"email", {"hq@a1"}}}}};
     config["route"] = {{"routes", {{{"match", {{"site", "hq"}}}, {"receiver", "hq-desk"}}}}};
-    const batch_list batches = {{{status("cam2", T0, device_state::offline)}, T0},
-                                {{}, T0 + 311}};
+    const batch_list batches = {{{status("cam2", T0, device_state::offline)}, T0}, {{}, T0 + 311}};
     const std::multiset<std::string> out = through_memory(config, batches);
     REQUIRE(out.size() == 1);
     const json j = json::parse(*out.begin());

@@ -198,9 +198,9 @@ struct stream {
         c["grouping"] = {{"group_wait", 20}, {"group_interval", 60}};
         config = dir.path() / "config.json";
         write_file(config, c.dump());
-        strings args = {gen,          "--devices", "600", "--minutes", "6",      "--batch",
-                        "150",        "--outage",  "0.05", "--duplicates", "0.01", "--reorder",
-                        "3",          "--ticks",   "--seed", "7"};
+        strings args = {
+            gen,    "--devices",    "600",  "--minutes", "6", "--batch", "150",    "--outage",
+            "0.05", "--duplicates", "0.01", "--reorder", "3", "--ticks", "--seed", "7"};
         args.insert(args.end(), topology.begin(), topology.end());
         const command_result out = run_command(args, "", {}, dir.path());
         REQUIRE(out.exit_code == 0);

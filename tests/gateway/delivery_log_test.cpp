@@ -71,3 +71,31 @@ TEST_CASE("delivery log: a notification that is not JSON still gets its line") {
           "eventTs=0.000 publishTs=0.000 recipients=\"\" dedupKey=Offline:cam1:1 "
           "entry=1700000004600-0 deliveredTo=mail,hook");
 }
+
+TEST_CASE("delivery log: a site's notification, which has no device, names its site") {
+    held_entry entry = offline_entry();
+    entry.dedup_key = "SiteOffline-1700000000500-ab";
+    entry.notification = json{
+        {"notifType", "SiteOffline"},
+        {"account", "acct1"},
+        {"site", "lobby"},
+        {"siteName", "Main lobby"},
+        {"camerasDown", 2},
+        {"cameras", 3},
+        {"devicesDown", json::array()},
+        {"devicesBack", json::array()},
+        {"recipients", {"a@x.org"}},
+        {"webhooks", {"hook"}},
+        {"eventTs", 1700000000.5},
+        {"publishTs", 1700000004.5},
+        {"alertDelay", 4.0}}.dump();
+    const notification_lines lines = notification_log(entry, 1700000005.0, 4);
+    CHECK(lines.delivered ==
+          "notifType=SiteOffline alertDelay=4.500 deliveryDelay=0.400 account=acct1 device=\"\" "
+          "site=lobby eventTs=1700000000.500 publishTs=1700000004.500 recipients=a@x.org "
+          "dedupKey=SiteOffline-1700000000500-ab entry=1700000004600-0 deliveredTo=mail,hook");
+    CHECK(lines.over_threshold ==
+          "level=warning systemAlert=alertDelayOverThreshold notifType=SiteOffline "
+          "alertDelay=4.500 threshold=4.000 account=acct1 device=\"\" site=lobby "
+          "dedupKey=SiteOffline-1700000000500-ab");
+}

@@ -720,6 +720,317 @@ TEST_CASE("the e-mail's text for the noise rules: reminders, flapping, a bridge'
                     "  cam2\r\n") != std::string::npos);
 }
 
+namespace {
+
+// `count` cameras of site "lobby" as devicesDown/devicesBack list them: cam-<first>... , one a
+// second from `since`; cam-0000 has a name.
+json site_cameras(int first, int count, double since) {
+    json list = json::array();
+    for (int i = first; i < first + count; ++i) {
+        char id[16];
+        std::snprintf(id, sizeof id, "cam-%04d", i);
+        json d = {{"device", id}, {"since", since + (i - first)}};
+        if (i == 0) d["name"] = "Front door";
+        list.push_back(std::move(d));
+    }
+    return list;
+}
+
+const std::string SITE_ROOT = "SiteOffline-1764461100000-863100a802bc2b69465b3b17e123a93f";
+
+// A site's notification as the alert actions write it (no "device"), of site lobby's outage
+// that opened at 00:05:00: `down` of its 40 cameras down now.
+json site_notification(const std::string& type, const std::string& key, int down, json went_down,
+                       json came_back) {
+    json n = {{"notifType", type},
+              {"account", "acct1"},
+              {"site", "lobby"},
+              {"siteName", "Main lobby"},
+              {"camerasDown", down},
+              {"cameras", 40},
+              {"devicesDown", std::move(went_down)},
+              {"devicesBack", std::move(came_back)},
+              {"recipients", {"ops@a1"}},
+              {"receivers", {"guard-desk"}},
+              {"eventTs", 1764461100.0},
+              {"publishTs", 1764461130.5},
+              {"alertDelay", 0.5},
+              {"dedupKey", key},
+              {"threadKey", SITE_ROOT}};
+    if (type == "SiteChanged") n["update"] = 1;
+    if (type == "SiteOnline") n["resolves"] = SITE_ROOT;
+    return n;
+}
+
+// The site's outage: 31 cameras down (SiteOffline), 8 more down and 2 back (SiteChanged,
+// 37 down), all back (SiteOnline).
+std::vector<json> site_outage() {
+    json back = site_cameras(1, 2, 1764461400.0);
+    json all_back = site_cameras(0, 1, 1764462000.0);
+    for (const json& d : site_cameras(3, 36, 1764462001.0)) all_back.push_back(d);
+    return {site_notification("SiteOffline", SITE_ROOT, 31, site_cameras(0, 31, 1764461100.0),
+                              json::array()),
+            site_notification("SiteChanged", "SiteChanged-1764461100000-863100a8-1", 37,
+                              site_cameras(31, 8, 1764461400.0), back),
+            site_notification("SiteOnline", "SiteOnline-1764461100000-863100a8", 0, json::array(),
+                              all_back)};
+}
+
+std::string head_of(const std::string& text) { return text.substr(0, text.find("\r\n\r\n") + 2); }
+std::string body_of(const std::string& text) { return text.substr(text.find("\r\n\r\n") + 4); }
+
+}  // namespace
+
+TEST_CASE("the e-mail's text of a site's outage: SiteOffline, SiteChanged and SiteOnline in "
+          "words, the cameras listed, no device, one thread") {
+    using alerts::gateway::email_text;
+    using alerts::gateway::message_id;
+    using alerts::gateway::subject;
+    const std::vector<json> site = site_outage();
+    CHECK(subject(site[0]) == "Site Main lobby: 31 of 40 cameras offline");
+    CHECK(subject(site[1]) == "Site Main lobby: 37 of 40 cameras offline (8 more down, 2 back)");
+    CHECK(subject(site[2]) == "Site Main lobby: all cameras back online");
+    json unnamed = site[0];
+    unnamed.erase("siteName");
+    CHECK(subject(unnamed) == "Site lobby: 31 of 40 cameras offline");
+    json only_back = site[1];
+    only_back["devicesDown"] = json::array();
+    only_back["camerasDown"] = 29;
+    CHECK(subject(only_back) == "Site Main lobby: 29 of 40 cameras offline (2 back)");
+
+    const std::string offline = email_text(site[0], SITE_ROOT, "gw@example.com", 1764461131.0);
+    const std::string changed_key = site[1]["dedupKey"], online_key = site[2]["dedupKey"];
+    const std::string changed = email_text(site[1], changed_key, "gw@example.com", 1764461431.0);
+    const std::string online = email_text(site[2], online_key, "gw@example.com", 1764462031.0);
+    CHECK(head_of(offline).find("Subject: Site Main lobby: 31 of 40 cameras offline\r\n") !=
+          std::string::npos);
+    CHECK(head_of(offline).find("To: ops@a1\r\n") != std::string::npos);
+    CHECK(body_of(offline) ==
+          "Site Main lobby: 31 of 40 cameras offline\r\n\r\n"
+          "The site's outage began at 2025-11-30 00:05:00 UTC: 31 of its 40 cameras are "
+          "offline.\r\n"
+          "They are reported together in this e-mail, not one by one.\r\n"
+          "Changes and the site's return follow as replies to it.\r\n\r\n"
+          "Cameras down (31):\r\n"
+          "  cam-0000 (Front door) since 2025-11-30 00:05:00 UTC\r\n"
+          "  cam-0001 since 2025-11-30 00:05:01 UTC\r\n" +
+              [] {
+                  std::string rest;
+                  for (int i = 2; i < 31; ++i) {
+                      char line[80];
+                      std::snprintf(line, sizeof line,
+                                    "  cam-%04d since 2025-11-30 00:05:%02d UTC\r\n", i, i);
+                      rest += line;
+                  }
+                  return rest;
+              }() +
+              "\r\nSite:    Main lobby (lobby)\r\n"
+              "Account: acct1\r\n"
+              "Event:   2025-11-30 00:05:00 UTC\r\n"
+              "Decided: 2025-11-30 00:05:30.500 UTC\r\n"
+              "\r\n-- \r\nalertgw (notification " +
+              SITE_ROOT + ")\r\n");
+    CHECK(body_of(changed).find("Update 1 on the site's outage that began at 2025-11-30 00:05:00 "
+                                "UTC.\r\nSince the last e-mail, 8 cameras went down and 2 came "
+                                "back.\r\nNow 37 of its 40 cameras are offline.\r\n") !=
+          std::string::npos);
+    CHECK(body_of(changed).find("\r\nCameras down (8):\r\n  cam-0031 since 2025-11-30 00:10:00 "
+                                "UTC\r\n") != std::string::npos);
+    CHECK(body_of(changed).find("\r\nCameras back online (2):\r\n  cam-0001 since 2025-11-30 "
+                                "00:10:00 UTC\r\n  cam-0002 since 2025-11-30 00:10:01 UTC\r\n\r\n"
+                                "Site:    Main lobby (lobby)\r\nAccount: acct1\r\n") !=
+          std::string::npos);
+    CHECK(body_of(online).find(
+              "All of the site's cameras are back online, the last one since 2025-11-30 "
+              "00:20:36 UTC.\r\nThe site's outage had begun at 2025-11-30 00:05:00 UTC.\r\n\r\n"
+              "Cameras back online (37):\r\n  cam-0000 (Front door) since 2025-11-30 00:20:00 "
+              "UTC\r\n") != std::string::npos);
+    CHECK(body_of(online).find("Cameras down") == std::string::npos);
+    for (const std::string& text : {offline, changed, online}) {
+        CHECK(text.find("Device:") == std::string::npos);
+        CHECK(text.find("Camera:") == std::string::npos);
+        CHECK(text.find("camera \r\n") == std::string::npos);
+        CHECK(text.find("Site:    Main lobby (lobby)\r\nAccount: acct1\r\n") != std::string::npos);
+    }
+    // One thread: the SiteOffline opens it, its change and its return answer it.
+    const std::string root_id = message_id(SITE_ROOT);
+    CHECK(head_of(offline).find("Message-ID: " + root_id + "\r\n") != std::string::npos);
+    CHECK(head_of(offline).find("In-Reply-To:") == std::string::npos);
+    CHECK(head_of(offline).find("References:") == std::string::npos);
+    const std::string parent = "In-Reply-To: " + root_id + "\r\nReferences: " + root_id + "\r\n";
+    for (const auto& [text, key] :
+         {std::pair{changed, changed_key}, std::pair{online, online_key}}) {
+        CHECK(head_of(text).find(parent) != std::string::npos);
+        CHECK(head_of(text).find("Message-ID: " + message_id(key) + "\r\n") != std::string::npos);
+    }
+    CHECK(message_id(changed_key) != message_id(online_key));
+    // A SiteOnline without threadKey (an older action) answers what it resolves.
+    json old_online = site[2];
+    old_online.erase("threadKey");
+    CHECK(head_of(email_text(old_online, "k", "gw@x", 1e9)).find(parent) != std::string::npos);
+}
+
+TEST_CASE("the e-mail of a large site: at most 200 cameras listed, both lists shown, no header "
+          "injected by a site's name") {
+    json n = site_outage()[1];
+    n["devicesDown"] = site_cameras(0, 1000, 1764461400.0);  // the pipeline's most per list
+    n["devicesBack"] = site_cameras(1000, 5, 1764461400.0);
+    n["camerasDown"] = 995;
+    n["cameras"] = 2000;
+    n["siteName"] = "Lobby\r\nBcc: spy@example.com";
+    const std::string text = alerts::gateway::email_text(n, "k", "gw@example.com", 1e9);
+    CHECK(head_of(text).find("\r\nBcc:") == std::string::npos);
+    CHECK(head_of(text).find("Subject: Site Lobby  Bcc: spy@example.com: 995 of 2000 cameras "
+                             "offline (1000 more down, 5 back)\r\n") != std::string::npos);
+    const std::string body = body_of(text);
+    CHECK(body.find("Cameras down (1000):\r\n") != std::string::npos);
+    CHECK(body.find("  cam-0194 since") != std::string::npos);
+    CHECK(body.find("  cam-0195 since") == std::string::npos);
+    CHECK(body.find("  … and 805 more\r\n\r\nCameras back online (5):\r\n") != std::string::npos);
+    CHECK(body.find("  cam-1004 since 2025-11-30 00:10:04 UTC\r\n\r\nSite:") != std::string::npos);
+    std::size_t listed = 0;
+    for (const std::string& line : lines_of(body)) listed += line.rfind("  cam-", 0) == 0;
+    CHECK(listed == 200);
+    for (const std::string& line : lines_of(text)) CHECK(line.size() < 200);
+}
+
+TEST_CASE("webhooks named by a notification's routes: only those get it and the entry is still "
+          "finished, without webhooks every target does, a site's e-mails thread in a client") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    const std::string base = r.hook_name();  // http://127.0.0.1:PORT
+    std::vector<json> site = site_outage();
+    site[0]["webhooks"] = {"a"};                                    // routed to webhook a only
+    site[2]["webhooks"] = json::array();                            // routed to e-mail only
+    for (const json& n : site) r.add_raw(n["dedupKey"], n.dump());  // site[1]: every target
+    child gw =
+        r.gateway("gwW", {"--webhook", "a=" + base + "/a", "--webhook", "b=" + base + "/b"}, true);
+    REQUIRE_MESSAGE(
+        support::wait_until([&] { return r.mails().size() == 3 && r.hooks().size() == 4; }, 20s),
+        gw.err());
+    REQUIRE(support::wait_until([&] { return r.pending_count() == "0"; }, 5s));
+    CHECK(support::wait_until([&] { return r.progress_count() == 0; }, 5s));
+    std::this_thread::sleep_for(500ms);  // nothing more comes
+    std::map<std::string, std::multiset<std::string>> by_path;
+    for (const json& h : r.hooks(true)) by_path[h["path"]].insert(h["key"].get<std::string>());
+    const std::string changed = site[1]["dedupKey"];
+    CHECK(by_path["/a"] == std::multiset<std::string>{SITE_ROOT, changed});
+    CHECK(by_path["/b"] == std::multiset<std::string>{changed});
+    CHECK(by_path["/hook"] == std::multiset<std::string>{changed});
+    CHECK(by_path.size() == 3);
+    const std::string m = r.metrics();
+    CHECK(metric(m, "alertgw_delivered_total{target=\"a\"}") == 2);
+    CHECK(metric(m, "alertgw_delivered_total{target=\"b\"}") == 1);
+    CHECK(metric(m, "alertgw_delivered_total{target=\"email\"}") == 3);
+    CHECK(metric(m, "alertgw_dead_lettered_total{target=\"b\"}") == 0);
+    CHECK(r.dead_letters().empty());
+    // The e-mails as a mail client reads them: one thread, opened by the SiteOffline.
+    const auto parsed =
+        support::run_command({(SUPPORT / "mail_threads.py").string(), (r.dir() / "mail").string()},
+                             "", support::path_only_env(), "/tmp");
+    REQUIRE_MESSAGE(parsed.exit_code == 0, parsed.err);
+    std::map<std::string, json> by_key;
+    for (const std::string& l : lines_of(parsed.out)) {
+        const json j = json::parse(l);
+        CHECK(j["defects"] == 0);
+        by_key[j["key"]] = j;
+    }
+    REQUIRE(by_key.size() == 3);
+    const std::string root_id = alerts::gateway::message_id(SITE_ROOT);
+    CHECK(by_key[SITE_ROOT]["messageId"] == root_id);
+    CHECK(by_key[SITE_ROOT]["inReplyTo"] == "");
+    for (const json& n : {site[1], site[2]}) {
+        const json& got = by_key[n["dedupKey"].get<std::string>()];
+        CHECK(got["inReplyTo"] == root_id);
+        CHECK(got["references"] == json::array({root_id}));
+        CHECK(got["subject"] == alerts::gateway::subject(n));
+    }
+    CHECK(exited_zero(gw.stop()));
+    // The delivery log names the site (the device empty, as in the actions' own line).
+    int site_lines = 0;
+    for (const std::string& l : lines_of(gw.out())) {
+        if (l.rfind("notifType=Site", 0) != 0) continue;
+        ++site_lines;
+        CHECK(l.find(" account=acct1 device=\"\" site=lobby ") != std::string::npos);
+    }
+    CHECK(site_lines == 3);
+}
+
+TEST_CASE("a site's outage from the monitor action to alertgw: SiteOffline, SiteChanged and "
+          "SiteOnline e-mails about the site, one thread") {
+    rig r;
+    r.start_smtp();
+    r.start_hook();
+    const fs::path config = r.dir() / "config.json";
+    write_text(config, R"({"holds":{"offline":300,"online":60},)"
+                       R"("grouping":{"group_wait":30,"group_interval":300},)"
+                       R"("accounts":{"acct1":{"recipients":["ops@example.com"],)"
+                       R"("sites":{"lobby":{"name":"Main lobby"}},)"
+                       R"("devices":{"cam1":{"site":"lobby","name":"Gate"},)"
+                       R"("cam2":{"site":"lobby"},"cam3":{"site":"lobby"}}}}})");
+    auto proxy = start_monitor(json{{"ALERT_CONFIG", config.string()},
+                                    {"ALERT_REDIS_URL", r.redis().url()},
+                                    {"ALERT_REDIS_PREFIX", PREFIX}});
+    const double t0 = 1764460800;
+    auto batch = [&](const std::vector<std::pair<std::string, std::string>>& states, double ts,
+                     double now) {
+        json etags = json::array();
+        for (const auto& [device, state] : states) {
+            etags.push_back({{"account", "acct1"},
+                             {"device", device},
+                             {"type", "status"},
+                             {"ts", ts},
+                             {"state", state}});
+        }
+        return run_batch(*proxy, json{{"etags", etags}, {"now", now}}.dump());
+    };
+    std::vector<json> sent;
+    auto keep = [&](const json& answer) {
+        for (const json& n : answer["notifications"]) sent.push_back(n);
+    };
+    keep(batch({{"cam1", "offline"}, {"cam2", "offline"}}, t0, t0));
+    keep(batch({}, 0, t0 + 301));  // both due: the site's group opens
+    keep(batch({}, 0, t0 + 340));  // group_wait over: SiteOffline
+    keep(batch({{"cam3", "offline"}}, t0 + 400, t0 + 400));
+    keep(batch({}, 0, t0 + 701));  // cam3 due, group_interval over: SiteChanged
+    keep(batch({{"cam1", "online"}, {"cam2", "online"}, {"cam3", "online"}}, t0 + 800, t0 + 800));
+    keep(batch({}, 0, t0 + 861));  // all back: SiteOnline
+    std::vector<std::string> types;
+    for (const json& n : sent) {
+        types.push_back(n["notifType"]);
+        CHECK_FALSE(n.contains("device"));
+    }
+    REQUIRE(types == std::vector<std::string>{"SiteOffline", "SiteChanged", "SiteOnline"});
+    std::map<std::string, std::string> subjects;  // by dedupKey
+    subjects[sent[0]["dedupKey"]] = "Site Main lobby: 2 of 3 cameras offline";
+    subjects[sent[1]["dedupKey"]] = "Site Main lobby: 3 of 3 cameras offline (1 more down)";
+    subjects[sent[2]["dedupKey"]] = "Site Main lobby: all cameras back online";
+    child gw = r.gateway("gwS");
+    REQUIRE_MESSAGE(
+        support::wait_until([&] { return r.mails().size() == 3 && r.hooks().size() == 3; }, 20s),
+        gw.err());
+    const std::string root = sent[0]["dedupKey"];
+    const std::string root_id = alerts::gateway::message_id(root);
+    for (const mail& m : r.mails()) {
+        const std::string key = m.headers.at("X-Alert-Dedup-Key");
+        CAPTURE(key);
+        CAPTURE(m.body);
+        CHECK(m.headers.at("Subject") == subjects[key]);
+        CHECK(m.body.find("Device:") == std::string::npos);
+        CHECK(m.body.find("Site:    Main lobby (lobby)\r\nAccount: acct1\r\n") !=
+              std::string::npos);
+        CHECK(m.headers.at("Message-ID") == alerts::gateway::message_id(key));
+        if (key == root) {
+            CHECK(m.headers.count("In-Reply-To") == 0);
+        } else {
+            CHECK(m.headers.at("In-Reply-To") == root_id);
+            CHECK(m.headers.at("References") == root_id);
+        }
+    }
+    CHECK(exited_zero(gw.stop()));
+}
+
 TEST_CASE("SIGTERM with Redis gone: alertgw still exits 0 within seconds") {
     rig r;
     r.start_smtp();

@@ -99,13 +99,14 @@ bool alert_core::join_group(std::uint32_t device, double due_ts) {
     // notifications, each with a bounded list.
     if (auto full = groups_.find(g);
         full != groups_.end() && full->second.changes.size() >= MAX_GROUP_CHANGES) {
-        flush_group(g, full->second.changes.back().ts);
+        flush_group(g, due_ts);
     }
     device_slot& gs = slots_[g];
     site_group& group = groups_[g];
     if (group.down == 0 && !is_sent(gs)) gs.hold_ts = due_ts;  // it opens the group
     ++group.down;
-    note_group_change(group, device_id(device), due_ts, true);
+    // Listed since it went down (settle() made that its announced state's time).
+    note_group_change(group, device_id(device), slots_[device].notified_ts, true);
     slots_[device].flags |= SLOT_GROUPED;
     if (options_.explain) {
         const site_config* site = site_of(device);
@@ -127,12 +128,10 @@ bool alert_core::leave_group(std::uint32_t device, double due_ts) {
     if (g == NPOS) return false;
     auto it = groups_.find(g);
     if (it == groups_.end() || it->second.down == 0) return false;
-    if (it->second.changes.size() >= MAX_GROUP_CHANGES) {
-        flush_group(g, it->second.changes.back().ts);  // see join_group
-    }
+    if (it->second.changes.size() >= MAX_GROUP_CHANGES) flush_group(g, due_ts);  // see join_group
     site_group& group = it->second;
     --group.down;
-    note_group_change(group, device_id(device), due_ts, false);
+    note_group_change(group, device_id(device), slots_[device].notified_ts, false);
     if (group.down == 0) {
         if (is_sent(slots_[g])) {
             emit_group(g, group, notif_type::site_online, due_ts);  // the site is back

@@ -1,10 +1,12 @@
 // email_message.cpp — see email_message.hpp.
 #include "gateway/email_message.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <vector>
 
 #include "core/json_read.hpp"
 
@@ -62,10 +64,77 @@ std::string header_value(std::string_view s) {
     return flat;
 }
 
+// At most `max` bytes of `s`, cut at a UTF-8 character's start, "…" added when cut: a name
+// or an id from the data keeps a subject or a body line short.
+std::string clipped(std::string_view s, std::size_t max) {
+    if (s.size() <= max) return std::string(s);
+    std::size_t end = max;
+    while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+    return std::string(s.substr(0, end)) + "…";
+}
+
+constexpr std::size_t MAX_LABEL = 100;  // a camera's or a site's name in a subject or a line
+
+// The cameras listed in one e-mail of a site (devicesDown and devicesBack together); the
+// notification may list up to 1000 of each.
+constexpr long long MAX_LISTED = 200;
+
 std::string camera(const nlohmann::json& notification) {
     const std::string name = json_text(notification, "name");
+    if (!name.empty()) return clipped(name, MAX_LABEL);
     const std::string device = json_text(notification, "device");
-    return name.empty() ? "camera " + device : name;
+    return device.empty() ? "unknown camera" : "camera " + clipped(device, MAX_LABEL);
+}
+
+// A site's group of cameras (SiteOffline, SiteChanged, SiteOnline): no "device" field.
+bool is_site_notification(const std::string& type) {
+    return type == "SiteOffline" || type == "SiteChanged" || type == "SiteOnline";
+}
+
+// The site as a subject names it: its name, else its id.
+std::string site_label(const nlohmann::json& notification) {
+    std::string site = json_text(notification, "siteName");
+    if (site.empty()) site = json_text(notification, "site");
+    return site.empty() ? "(unknown)" : clipped(site, MAX_LABEL);
+}
+
+// The site as the body's "Site:" line shows it: "Main lobby (lobby)", or the one it has.
+std::string site_line(const nlohmann::json& notification) {
+    const std::string id = json_text(notification, "site");
+    const std::string name = json_text(notification, "siteName");
+    if (name.empty()) return clipped(id, MAX_LABEL);
+    if (id.empty()) return clipped(name, MAX_LABEL);
+    return clipped(name, MAX_LABEL) + " (" + clipped(id, MAX_LABEL) + ")";
+}
+
+// A whole number of the notification ("camerasDown", "cameras"), 0 when absent.
+long long count_of(const nlohmann::json& notification, const char* key) {
+    const double v = json_number(notification, key);
+    return v > 0 && v < 1e12 ? static_cast<long long>(v) : 0;
+}
+
+// The site notification's list `key` ("devicesDown", "devicesBack"): its camera entries.
+std::vector<const nlohmann::json*> listed(const nlohmann::json& notification, const char* key) {
+    std::vector<const nlohmann::json*> out;
+    if (const auto found = notification.find(key);
+        found != notification.end() && found->is_array()) {
+        for (const auto& d : *found) {
+            if (d.is_object()) out.push_back(&d);
+        }
+    }
+    return out;
+}
+
+std::string cameras_words(long long n) {
+    return std::to_string(n) + (n == 1 ? " camera" : " cameras");
+}
+
+// "31 of 40 cameras offline" (without the site's size when it is not known).
+std::string down_words(const nlohmann::json& notification) {
+    const long long down = count_of(notification, "camerasDown");
+    const long long all = count_of(notification, "cameras");
+    if (all > 0) return std::to_string(down) + " of " + std::to_string(all) + " cameras offline";
+    return cameras_words(down) + " offline";
 }
 
 // A device state as the core names it ("online", "offline", "internet_offline"), in words.
@@ -76,6 +145,16 @@ std::string state_words(const std::string& state) {
 
 std::string what_happened(const nlohmann::json& notification) {
     const std::string type = json_text(notification, "notifType");
+    if (type == "SiteOffline") return down_words(notification);
+    if (type == "SiteChanged") {
+        const std::size_t more = listed(notification, "devicesDown").size();
+        const std::size_t back = listed(notification, "devicesBack").size();
+        std::string changes;
+        if (more > 0) changes = std::to_string(more) + " more down";
+        if (back > 0) changes += (changes.empty() ? "" : ", ") + std::to_string(back) + " back";
+        return down_words(notification) + (changes.empty() ? "" : " (" + changes + ")");
+    }
+    if (type == "SiteOnline") return "all cameras back online";
     // A bridge's Offline/InternetOffline names how many cameras went down with it.
     const double affected = json_number(notification, "affected");
     const std::string behind = affected > 0
@@ -100,6 +179,90 @@ std::string what_happened(const nlohmann::json& notification) {
         return words;
     }
     return type.empty() ? "notification" : type;
+}
+
+// Who the notification is about: "Site Main lobby" for a site's group, else the camera.
+std::string about(const nlohmann::json& notification) {
+    if (is_site_notification(json_text(notification, "notifType")))
+        return "Site " + site_label(notification);
+    return camera(notification);
+}
+
+// The cameras of a site's list, one line each ("  cam-0000 (Front door) since ... UTC"), at
+// most `max` of them, then how many more.
+void list_cameras(std::string& body, const std::vector<const nlohmann::json*>& cameras,
+                  long long max) {
+    long long shown = 0;
+    for (const nlohmann::json* d : cameras) {
+        if (shown >= max) break;
+        std::string line = clipped(json_text(*d, "device"), MAX_LABEL);
+        if (line.empty()) line = "(unknown camera)";
+        const std::string name = json_text(*d, "name");
+        if (!name.empty()) line += " (" + clipped(name, MAX_LABEL) + ")";
+        const double since = json_number(*d, "since");
+        if (since > 0) line += " since " + utc_text(since);
+        body += "  " + one_line(line) + "\r\n";
+        ++shown;
+    }
+    const long long rest = static_cast<long long>(cameras.size()) - shown;
+    if (rest > 0) body += "  … and " + std::to_string(rest) + " more\r\n";
+}
+
+// A site's notification in words, its cameras listed, the site and account named.
+std::string site_body(const nlohmann::json& notification) {
+    const std::string type = json_text(notification, "notifType");
+    const std::string opened = utc_text(json_number(notification, "eventTs"));
+    const auto down = listed(notification, "devicesDown");
+    const auto back = listed(notification, "devicesBack");
+    const long long all = count_of(notification, "cameras");
+    const long long now_down = count_of(notification, "camerasDown");
+    const std::string of_all =
+        all > 0 ? std::to_string(now_down) + " of its " + std::to_string(all) + " cameras"
+                : cameras_words(now_down);
+    std::string body;
+    if (type == "SiteOffline") {
+        body += "The site's outage began at " + opened + ": " + of_all +
+                (now_down == 1 ? " is" : " are") + " offline.\r\n";
+        body += "They are reported together in this e-mail, not one by one.\r\n";
+        body += "Changes and the site's return follow as replies to it.\r\n";
+    } else if (type == "SiteChanged") {
+        std::string changed;
+        if (!down.empty())
+            changed = cameras_words(static_cast<long long>(down.size())) + " went down";
+        if (!back.empty()) {
+            changed += changed.empty() ? cameras_words(static_cast<long long>(back.size()))
+                                       : " and " + std::to_string(back.size());
+            changed += " came back";
+        }
+        const long long update = count_of(notification, "update");
+        body += (update > 0 ? "Update " + std::to_string(update) : std::string("An update")) +
+                " on the site's outage that began at " + opened + ".\r\n";
+        if (!changed.empty()) body += "Since the last e-mail, " + changed + ".\r\n";
+        body += "Now " + of_all + (now_down == 1 ? " is" : " are") + " offline.\r\n";
+    } else {  // SiteOnline
+        double last = 0;
+        for (const nlohmann::json* d : back) last = std::max(last, json_number(*d, "since"));
+        body += "All of the site's cameras are back online";
+        body += last > 0 ? ", the last one since " + utc_text(last) + ".\r\n" : ".\r\n";
+        body += "The site's outage had begun at " + opened + ".\r\n";
+    }
+    // Both lists within MAX_LISTED: each gets half, or more when the other needs less.
+    const long long n_down = static_cast<long long>(down.size());
+    const long long n_back = static_cast<long long>(back.size());
+    const long long down_max = std::min(n_down, std::max(MAX_LISTED / 2, MAX_LISTED - n_back));
+    const long long back_max = std::min(n_back, MAX_LISTED - down_max);
+    if (!down.empty()) {
+        body += "\r\nCameras down (" + std::to_string(n_down) + "):\r\n";
+        list_cameras(body, down, down_max);
+    }
+    if (!back.empty()) {
+        body += "\r\nCameras back online (" + std::to_string(n_back) + "):\r\n";
+        list_cameras(body, back, back_max);
+    }
+    body += "\r\n";
+    body += "Site:    " + one_line(site_line(notification)) + "\r\n";
+    body += "Account: " + one_line(clipped(json_text(notification, "account"), MAX_LABEL)) + "\r\n";
+    return body;
 }
 
 std::string rfc5322_date(double now) {
@@ -138,7 +301,7 @@ std::string utc_text(double seconds) {
 }
 
 std::string subject(const nlohmann::json& notification) {
-    return camera(notification) + ": " + what_happened(notification);
+    return about(notification) + ": " + what_happened(notification);
 }
 
 std::string email_text(const nlohmann::json& notification, std::string_view dedup_key,
@@ -155,8 +318,10 @@ std::string email_text(const nlohmann::json& notification, std::string_view dedu
     const std::string type = json_text(notification, "notifType");
     const double event_ts = json_number(notification, "eventTs");
     std::string body;
-    body += camera(notification) + ": " + what_happened(notification) + "\r\n\r\n";
-    if (type == "Offline") {
+    body += one_line(subject(notification)) + "\r\n\r\n";
+    if (is_site_notification(type)) {
+        body += site_body(notification);
+    } else if (type == "Offline") {
         body += "The camera stopped reporting at " + utc_text(event_ts) + ".\r\n";
     } else if (type == "InternetOffline") {
         body += "The camera's site lost its internet connection at " + utc_text(event_ts) + ".\r\n";
@@ -185,15 +350,14 @@ std::string email_text(const nlohmann::json& notification, std::string_view dedu
     } else {
         body += "Event time: " + utc_text(event_ts) + ".\r\n";
     }
-    body += "\r\n";
-    body += "Camera:  " + one_line(camera(notification)) + "\r\n";
-    body += "Device:  " + one_line(json_text(notification, "device")) + "\r\n";
-    body += "Account: " + one_line(json_text(notification, "account")) + "\r\n";
-    if (!json_text(notification, "site").empty()) {
-        std::string site = json_text(notification, "siteName");
-        site = site.empty() ? json_text(notification, "site")
-                            : site + " (" + json_text(notification, "site") + ")";
-        body += "Site:    " + one_line(site) + "\r\n";
+    if (!is_site_notification(type)) {
+        body += "\r\n";
+        body += "Camera:  " + one_line(camera(notification)) + "\r\n";
+        if (!json_text(notification, "device").empty())
+            body += "Device:  " + one_line(json_text(notification, "device")) + "\r\n";
+        body += "Account: " + one_line(json_text(notification, "account")) + "\r\n";
+        if (!json_text(notification, "site").empty())
+            body += "Site:    " + one_line(site_line(notification)) + "\r\n";
     }
     if (!json_text(notification, "region").empty())
         body += "Region:  " + one_line(json_text(notification, "region")) + "\r\n";
@@ -230,9 +394,10 @@ std::string email_text(const nlohmann::json& notification, std::string_view dedu
     message += "Date: " + rfc5322_date(now) + "\r\n";
     message += "Message-ID: " + message_id(dedup_key) + "\r\n";
     // One outage, one conversation: its reminders and the Online that ends it answer the
-    // Offline that opened it (an Online of an action from before threadKey: its `resolves`).
+    // Offline that opened it (an Online of an action from before threadKey: its `resolves`);
+    // a site's changes and its SiteOnline answer its SiteOffline the same way.
     std::string thread = json_text(notification, "threadKey");
-    if (thread.empty() && type == "Online") thread = json_text(notification, "resolves");
+    if (thread.empty()) thread = json_text(notification, "resolves");
     if (!thread.empty() && thread != dedup_key) {
         const std::string parent = message_id(thread);
         message += "In-Reply-To: " + parent + "\r\n";

@@ -15,13 +15,14 @@ namespace alerts::gateway {
 /// same notification twice sees the same id.
 std::string message_id(std::string_view dedup_key);
 
-/// The subject line (unencoded): "<camera>: <what happened>".
+/// The subject line (unencoded): "<camera>: <what happened>", for a site's group of cameras
+/// (SiteOffline, SiteChanged, SiteOnline) "Site <site's name>: <how many cameras are down>".
 std::string subject(const nlohmann::json& notification);
 
 /// The whole message (CRLF line ends), From `from`, To the notification's recipients,
 /// Date `now` (seconds since the epoch), with X-Alert-Dedup-Key and Message-ID; a notification
-/// whose `threadKey` names another one (a reminder, an Online) answers it: In-Reply-To and
-/// References carry that one's Message-ID.
+/// whose `threadKey` names another one (a reminder, an Online, a site's SiteChanged or
+/// SiteOnline) answers it: In-Reply-To and References carry that one's Message-ID.
 std::string email_text(const nlohmann::json& notification, std::string_view dedup_key,
                        std::string_view from, double now);
 

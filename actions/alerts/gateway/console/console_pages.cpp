@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <utility>
 
 #include "core/json_read.hpp"
 #include "core/utc_time.hpp"
@@ -116,6 +117,20 @@ std::string layout(const std::string& title, const std::string& active, const st
 std::string device_cell(const json& d) {
     const std::string name = json_text(d, "name");
     return "<td>" + esc(json_text(d, "device")) + "</td><td>" + esc(name) + "</td>";
+}
+
+// What a notification is about: its device, or "site ID" for a site's group of cameras
+// (SiteOffline, SiteChanged, SiteOnline), which has no device.
+std::string subject_of(const json& n) {
+    std::string device = json_text(n, "device");
+    if (!device.empty() || json_text(n, "site").empty()) return device;
+    return "site " + json_text(n, "site");
+}
+
+// Its name: the camera's, or the site's for a site's group.
+std::string name_of(const json& n) {
+    const std::string name = json_text(n, "name");
+    return name.empty() && json_text(n, "device").empty() ? json_text(n, "siteName") : name;
 }
 
 std::string explain_link(const json& d, const std::string& text) {
@@ -230,6 +245,9 @@ std::string silences_page(const json& silences, double now) {
         "<label>bridge <input name=bridge></label><label>site <input name=site></label>"
         "<label>region <input name=region></label>"
         "<label>type <select name=notifType><option value=\"\">any</option>";
+    // The types a silence can match (core/silence.cpp): a device's. A site's SiteOffline,
+    // SiteChanged and SiteOnline are not among them: a silence acts on its cameras before
+    // they are grouped (matchers account, site, device).
     for (const char* t : {"Offline", "InternetOffline", "Online", "StillOffline", "Alert",
                           "FlappingStarted", "FlappingStopped", "PossibleTamper"}) {
         body += std::string("<option>") + t + "</option>";
@@ -282,7 +300,7 @@ std::string dead_letters_page(const json& dead_letters) {
         body += "<tr data-id=\"" + esc(json_text(d, "id")) + "\"><td>" + esc(json_text(d, "id")) +
                 "</td><td>" + esc(target) + "</td><td>" +
                 esc(n.is_object() ? json_text(n, "notifType") : "") + "</td><td>" +
-                esc(n.is_object() ? json_text(n, "account") + "/" + json_text(n, "device") : "") +
+                esc(n.is_object() ? json_text(n, "account") + "/" + subject_of(n) : "") +
                 "</td><td>" + esc(json_text(d, "key")) + "</td><td>" +
                 esc(json_text(d, "attempts")) + "</td><td>" + esc(json_text(d, "error")) +
                 "</td><td><button class=replay data-id=\"" + esc(json_text(d, "id")) +
@@ -292,18 +310,26 @@ std::string dead_letters_page(const json& dead_letters) {
 }
 
 std::string notifications_page(const json& notifications, double now) {
-    std::string body = "<table><tr><th>decided</th><th>type</th><th>account</th><th>device</th>"
-                       "<th>name</th><th>alertDelay</th><th>dedupKey</th><th>note</th></tr>";
+    std::string body =
+        "<table><tr><th>decided</th><th>type</th><th>account</th><th>device or site</th>"
+        "<th>name</th><th>alertDelay</th><th>dedupKey</th><th>note</th></tr>";
     for (const json& e : notifications.value("notifications", json::array())) {
         const json n = e.value("n", json::object());
         if (!n.is_object()) continue;
         std::string note =
             json_text(e, "only").empty() ? "" : "replayed for " + json_text(e, "only");
+        if (n.contains("camerasDown")) {  // a site's group: how many of its cameras are down
+            std::string down = json_text(n, "camerasDown");
+            if (!json_text(n, "cameras").empty()) down += " of " + json_text(n, "cameras");
+            down += " cameras down";
+            if (!note.empty()) down += "; " + note;
+            note = std::move(down);
+        }
         body += "<tr><td>" + when(json_number(n, "publishTs")) + "</td><td>" +
                 esc(json_text(n, "notifType")) + "</td><td>" + esc(json_text(n, "account")) +
-                "</td><td>" + esc(json_text(n, "device")) + "</td><td>" +
-                esc(json_text(n, "name")) + "</td><td>" + esc(json_text(n, "alertDelay")) +
-                " s</td><td>" + esc(json_text(e, "key")) + "</td><td>" + esc(note) + "</td></tr>";
+                "</td><td>" + esc(subject_of(n)) + "</td><td>" + esc(name_of(n)) + "</td><td>" +
+                esc(json_text(n, "alertDelay")) + " s</td><td>" + esc(json_text(e, "key")) +
+                "</td><td>" + esc(note) + "</td></tr>";
     }
     (void)now;
     return layout("Recent notifications", "/notifications", body + "</table>");
