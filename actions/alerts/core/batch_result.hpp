@@ -16,43 +16,44 @@ namespace alerts {
 /// One notification. Names are resolved through the core (account_id/device_id); pointers
 /// refer into the installed config and stay valid until the config changes.
 struct notification {
-    notif_type type = notif_type::alert;
-    std::uint32_t account = 0;                   // account index
-    std::uint32_t device = 0;                    // device index
+    // (Ordered by size: pointers and times, keys, counts, then flags, so that it packs.)
     const region_config* region = nullptr;       // motion only
     const recipient_list* recipients = nullptr;  // never null
     double event_ts = 0;    // the ETag's time (for state: when the device changed)
     double publish_ts = 0;  // the evaluation time
     double due_ts = 0;      // eventTs for motion, eventTs + hold for state
     double delay = 0;       // alertDelay = publish_ts - due_ts
-    bool late = false;      // delay over alert_delay_threshold
-    notif_key key;          // dedupKey (dedup_key.hpp)
-    notif_key resolves;     // Online: the key of the Offline/InternetOffline it ends
-    bool has_resolves = false;
-    // The outage it belongs to (docs/alerts.md, "Threads"): the key of the Offline or
-    // InternetOffline that opened it, for that one, its reminders and the Online that ends it.
-    notif_key thread;
-    bool has_thread = false;
-    device_state state = device_state::online;  // FlappingStopped: the observed state
-    std::uint32_t reminder = 0;                 // StillOffline: 1 for the first reminder
-    double motion_ts = 0;                       // PossibleTamper: the motion before it
-    // A bridge's Offline/InternetOffline: the cameras it inhibited, affected[affected_at ..
-    // affected_at + affected) of the batch_result.
-    bool has_affected = false;
-    std::uint32_t affected_at = 0;
-    std::uint32_t affected = 0;
+    double motion_ts = 0;   // PossibleTamper: the motion before it
     // A site's notification (SiteOffline, SiteChanged, SiteOnline): its site, its cameras down
-    // after it, and the changes it announces, listed[listed_at .. listed_at + listed) of the
-    // batch_result. SiteChanged numbers its updates in `reminder` (1 for the first).
+    // after it (`down`), and the changes it announces, listed[listed_at .. listed_at + listed)
+    // of the batch_result. SiteChanged numbers its updates in `reminder` (1 for the first).
     const site_config* site = nullptr;
-    std::uint32_t down = 0;
     // With a routing tree (docs/alerts.md, "Routing"): the receivers it reached, by name, and the
     // webhook targets they name (nullptr: every target, as without routes). `recipients` is then
     // their e-mail addresses.
     const std::vector<std::string>* receivers = nullptr;
     const std::vector<std::string>* webhooks = nullptr;
+    notif_key key;       // dedupKey (dedup_key.hpp)
+    notif_key resolves;  // Online: the key of the Offline/InternetOffline it ends
+    // The outage it belongs to (docs/alerts.md, "Threads"): the key of the Offline or
+    // InternetOffline that opened it, for that one, its reminders and the Online that ends it.
+    notif_key thread;
+    std::uint32_t account = 0;   // account index
+    std::uint32_t device = 0;    // device index
+    std::uint32_t reminder = 0;  // StillOffline: 1 for the first reminder
+    // A bridge's Offline/InternetOffline: the cameras it inhibited, affected[affected_at ..
+    // affected_at + affected) of the batch_result.
+    std::uint32_t affected_at = 0;
+    std::uint32_t affected = 0;
+    std::uint32_t down = 0;
     std::uint32_t listed_at = 0;
     std::uint32_t listed = 0;
+    notif_type type = notif_type::alert;
+    device_state state = device_state::online;  // FlappingStopped: the observed state
+    bool late = false;                          // delay over alert_delay_threshold
+    bool has_resolves = false;
+    bool has_thread = false;
+    bool has_affected = false;
 };
 
 /// A camera a site's notification names: down (`down`) or back since `ts`.
