@@ -23,9 +23,6 @@ namespace alerts {
 
 namespace {
 
-constexpr double NEVER = std::numeric_limits<double>::infinity();
-constexpr std::uint32_t NPOS = string_interner::npos;
-
 // The changes a group holds before it announces them early (its record is rewritten with every
 // change: a bound on its size, and on each notification's list).
 constexpr std::size_t MAX_GROUP_CHANGES = 1000;
@@ -43,16 +40,16 @@ const device_config* alert_core::device_cfg_of(std::uint32_t account,
     return it == a.devices.end() ? nullptr : &config_->devices[it->second];
 }
 
-// The group slot of the device's site when its account groups (interned on first use); NPOS
+// The group slot of the device's site when its account groups (interned on first use); string_interner::npos
 // when the device has no site or its account does not group.
 std::uint32_t alert_core::group_of(std::uint32_t device) {
     const device_slot& d = slots_[device];
     const std::int32_t acfg = accounts_[d.account].cfg;
     if (acfg < 0 || !config_->accounts[static_cast<std::size_t>(acfg)].grouping.enabled) {
-        return NPOS;
+        return string_interner::npos;
     }
     const site_config* site = site_of(device);
-    if (!site) return NPOS;
+    if (!site) return string_interner::npos;
     const std::uint32_t account = d.account;
     const std::string id = group_device_id(site->id);
     const std::uint64_t h = device_key_hash(account_id(account), id);
@@ -94,7 +91,7 @@ void alert_core::note_group_change(site_group& g, std::string_view device, doubl
 // The camera's outage is due at `due_ts`: it joins its site's group (true), or it has none.
 bool alert_core::join_group(std::uint32_t device, double due_ts) {
     const std::uint32_t g = group_of(device);
-    if (g == NPOS) return false;
+    if (g == string_interner::npos) return false;
     // Too many changes to hold (its record is rewritten with each): announced now, in more
     // notifications, each with a bounded list.
     if (auto full = groups_.find(g);
@@ -125,7 +122,7 @@ bool alert_core::join_group(std::uint32_t device, double due_ts) {
 bool alert_core::leave_group(std::uint32_t device, double due_ts) {
     slots_[device].flags &= static_cast<std::uint8_t>(~SLOT_GROUPED);
     const std::uint32_t g = group_of(device);
-    if (g == NPOS) return false;
+    if (g == string_interner::npos) return false;
     auto it = groups_.find(g);
     if (it == groups_.end() || it->second.down == 0) return false;
     if (it->second.changes.size() >= MAX_GROUP_CHANGES) flush_group(g, due_ts);  // see join_group
@@ -146,12 +143,12 @@ bool alert_core::leave_group(std::uint32_t device, double due_ts) {
 
 double alert_core::group_due(std::uint32_t group) const {
     auto it = groups_.find(group);
-    if (it == groups_.end()) return NEVER;
+    if (it == groups_.end()) return std::numeric_limits<double>::infinity();
     const site_group& g = it->second;
     const device_slot& gs = slots_[group];
     const group_config* cfg = group_cfg(group);
     if (!cfg) return 0;  // no longer grouped: dropped at once (flush_group)
-    double due = NEVER;
+    double due = std::numeric_limits<double>::infinity();
     if (!is_sent(gs)) {
         if (g.down > 0) due = gs.hold_ts + cfg->wait;
     } else if (!g.changes.empty()) {
