@@ -40,8 +40,8 @@ const device_config* alert_core::device_cfg_of(std::uint32_t account,
     return it == a.devices.end() ? nullptr : &config_->devices[it->second];
 }
 
-// The group slot of the device's site when its account groups (interned on first use); string_interner::npos
-// when the device has no site or its account does not group.
+// The group slot of the device's site when its account groups (interned on first use);
+// string_interner::npos when the device has no site or its account does not group.
 std::uint32_t alert_core::group_of(std::uint32_t device) {
     const device_slot& d = slots_[device];
     const std::int32_t acfg = accounts_[d.account].cfg;
