@@ -77,28 +77,6 @@ std::vector<json> of_type(const std::multiset<std::string>& texts, const std::st
     return out;
 }
 
-std::multiset<std::string> through_redis(const json& config, const batch_list& batches,
-                                         const std::function<void(int)>& before_commit = {}) {
-    std::multiset<std::string> out;
-    redis_server server;
-    std::vector<std::unique_ptr<core_harness>> cores;
-    std::vector<std::unique_ptr<redis_store>> stores;
-    for (int i = 0; i < 3; ++i) {
-        redis_store_options o;
-        o.url = parse_redis_url(server.url());
-        if (before_commit) o.before_commit = [before_commit, i] { before_commit(i); };
-        cores.push_back(std::make_unique<core_harness>(core_options{}, config));
-        stores.push_back(std::make_unique<redis_store>(o));
-    }
-    for (std::size_t i = 0; i < batches.size(); ++i) {
-        core_harness& h = *cores[i % 3];
-        for (std::string& t : notification_texts(
-                 h.core, stores[i % 3]->process(h.core, batches[i].first, batches[i].second)))
-            out.insert(std::move(t));
-    }
-    return out;
-}
-
 void report_difference(const std::multiset<std::string>& a, const std::multiset<std::string>& b) {
     for (const auto& t : a)
         if (b.count(t) != a.count(t)) MESSAGE("only in the first: " << t);

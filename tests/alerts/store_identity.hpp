@@ -1,7 +1,6 @@
 // store_identity.hpp — one stream of batches through the memory store and through a state dir
 // whose process restarts at every activation: the notifications as JSON texts, for tests that
-// check every store decides alike (Redis is compared with them by each test, its containers
-// being the test's own).
+// check every store decides alike, and the same through Redis shared by three containers.
 #pragma once
 
 #include <unistd.h>
@@ -15,7 +14,10 @@
 
 #include "alert_test_util.hpp"
 #include "core/result_json.hpp"
+#include "redis/redis_store.hpp"
+#include "redis_server.hpp"
 #include "runtime/file_store.hpp"
+#include "runtime/redis_url.hpp"
 
 namespace alerts::test {
 
@@ -55,6 +57,29 @@ inline std::multiset<std::string> through_restarted_state_dir(const nlohmann::js
             out.insert(std::move(t));
     }
     std::filesystem::remove_all(dir);
+    return out;
+}
+
+/// Three containers (a core and a redis_store each) sharing a fresh redis-server, taking the
+/// batches in turn.
+inline std::multiset<std::string> through_redis(const nlohmann::json& config,
+                                                const batch_list& batches) {
+    std::multiset<std::string> out;
+    redis_server server;
+    redis_store_options o;
+    o.url = parse_redis_url(server.url());
+    std::vector<std::unique_ptr<core_harness>> cores;
+    std::vector<std::unique_ptr<redis_store>> stores;
+    for (int i = 0; i < 3; ++i) {
+        cores.push_back(std::make_unique<core_harness>(core_options{}, config));
+        stores.push_back(std::make_unique<redis_store>(o));
+    }
+    for (std::size_t i = 0; i < batches.size(); ++i) {
+        core_harness& h = *cores[i % 3];
+        for (std::string& t : notification_texts(
+                 h.core, stores[i % 3]->process(h.core, batches[i].first, batches[i].second)))
+            out.insert(std::move(t));
+    }
     return out;
 }
 
