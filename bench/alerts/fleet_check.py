@@ -1,0 +1,317 @@
+"""fleet_check.py: bench/alerts/fleet's checker and report (issue 40), from the files of a run:
+
+  sender.log     fleet_sender's `start`, `tick` and `end` lines
+  hook.log       fleet_sink --http: `hook <dedupKey> <arrival> <due>`, `hook500 …`, `fail|ok <t>`
+  smtp.log       fleet_sink --smtp: `mail <dedupKey> <arrival> <recipients>`, `down|up <t>`
+  samples.jsonl  every 5 s: CPU seconds per component, RSS, the outbox group's lag and pending,
+                 Redis memory, dead letters
+  faults.json    [{name, start, end}]
+  reference.txt  the memory-only run: `<dedupKey> <has e-mail 0|1> <notifType> <due>`
+
+check() compares the deliveries with the reference — every notification at the webhook, every
+one with recipients in the mailbox, none twice at either (by dedupKey), none the reference lacks
+— and reports per minute ETags/s in, notifications/s out, alertDelay at delivery (arrival −
+due) p50/p99/max, the outbox's lag, each component's CPU in cores, and per fault the time until
+deliveries were back under 1 s. `python3 fleet_check.py --self-test` checks the checker.
+"""
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+LATE = 1.0  # seconds: a delivery later than this after it was due is late
+FAULT_GRACE = 30.0  # seconds after a fault's end that still count as its window
+
+
+def quantile(values, q):
+    if not values:
+        return float("nan")
+    v = sorted(values)
+    return v[int(q * (len(v) - 1))]
+
+
+def read_lines(path):
+    try:
+        with open(path) as f:
+            return [line.split() for line in f if line.strip()]
+    except OSError:
+        return []
+
+
+class Report:
+    def __init__(self):
+        self.lines, self.ok = [], True
+
+    def add(self, *lines):
+        self.lines.extend(lines)
+
+    def fail(self, why):
+        self.ok = False
+        self.lines.append("**FAIL**: " + why)
+
+    @property
+    def text(self):
+        return "\n".join(self.lines) + "\n"
+
+
+def load(out, reference):
+    sender = read_lines(os.path.join(out, "sender.log"))
+    run = {"start": None, "end": None, "ticks": [], "totals": {}}
+    for f in sender:
+        if f[0] == "start":
+            run["start"] = float(f[1])
+        elif f[0] == "tick":
+            run["ticks"].append((float(f[1]), int(f[3]), float(f[11]), float(f[13])))
+        elif f[0] == "end":
+            run["end"] = float(f[1])
+            run["totals"] = {f[i]: int(f[i + 1]) for i in range(2, len(f) - 1, 2)}
+    hooks, mails, hook500 = [], [], 0
+    for f in read_lines(os.path.join(out, "hook.log")):
+        if f[0] == "hook":
+            hooks.append((f[1], float(f[2]), None if f[3] == "-" else float(f[3])))
+        elif f[0] == "hook500":
+            hook500 += 1
+    for f in read_lines(os.path.join(out, "smtp.log")):
+        if f[0] == "mail":
+            mails.append((f[1], float(f[2])))
+    ref = None
+    if reference:
+        ref = {}
+        for f in read_lines(reference):
+            ref[f[0]] = (f[1] == "1", f[2], float(f[3]))
+    samples = []
+    try:
+        with open(os.path.join(out, "samples.jsonl")) as f:
+            samples = [json.loads(line) for line in f if line.strip()]
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(out, "faults.json")) as f:
+            faults = json.load(f)
+    except (OSError, ValueError):
+        faults = []
+    return run, hooks, mails, hook500, ref, samples, faults
+
+
+def compare(ref, hooks, mails, report):
+    """Lost, doubled and unexpected deliveries at each receiver."""
+    hook_count = collections.Counter(k for k, _, _ in hooks)
+    mail_count = collections.Counter(k for k, _ in mails)
+    twice_hook = sorted(k for k, n in hook_count.items() if n > 1)
+    twice_mail = sorted(k for k, n in mail_count.items() if n > 1)
+    report.add("", "| receiver | expected (reference) | delivered | lost | twice | not in the reference |",
+               "|---|---:|---:|---:|---:|---:|")
+    rows = []
+    if ref is not None:
+        want_hook = set(ref)
+        want_mail = {k for k, (mail, _, _) in ref.items() if mail}
+        rows.append(("webhook", want_hook, hook_count, twice_hook))
+        rows.append(("e-mail", want_mail, mail_count, twice_mail))
+    else:
+        rows.append(("webhook", None, hook_count, twice_hook))
+        rows.append(("e-mail", None, mail_count, twice_mail))
+    for name, want, got, twice in rows:
+        lost = sorted(want - set(got)) if want is not None else []
+        extra = sorted(set(got) - want) if want is not None else []
+        report.add("| %s | %s | %d | %d | %d | %d |" % (
+            name, len(want) if want is not None else "-", sum(got.values()), len(lost),
+            len(twice), len(extra)))
+        for what, keys in (("lost", lost), ("delivered twice", twice), ("not in the reference", extra)):
+            if keys:
+                report.fail("%s: %d %s, e.g. %s" % (name, len(keys), what, " ".join(keys[:5])))
+    if ref is not None and not ref:
+        report.fail("the reference run gave no notification: nothing was checked")
+
+
+def deliveries(hooks, mails, ref):
+    """(arrival, delay, receiver) of every delivery whose due time is known."""
+    due_of = {k: due for k, _, due in hooks if due is not None}
+    if ref:
+        for k, (_, _, due) in ref.items():
+            due_of.setdefault(k, due)
+    out = [(a, a - due_of[k], "webhook") for k, a, _ in hooks if k in due_of]
+    out += [(a, a - due_of[k], "e-mail") for k, a in mails if k in due_of]
+    return sorted(out)
+
+
+def in_fault_window(t, faults):
+    return any(f["start"] <= t <= f["end"] + FAULT_GRACE for f in faults)
+
+
+def minute_table(run, dels, samples, faults, report):
+    start = run["start"]
+    last = max([t for t, *_ in run["ticks"]] + [a for a, *_ in dels] + [start + 60])
+    minutes = int((last - start) // 60) + 1
+    etags = collections.Counter()
+    lag99 = collections.defaultdict(float)
+    for t, n, _, p99 in run["ticks"]:
+        m = int((t - 5 - start) // 60)  # a tick line covers the 10 s before it
+        etags[m] += n
+        lag99[m] = max(lag99[m], p99)
+    per = collections.defaultdict(list)
+    for a, d, receiver in dels:
+        per[int((a - start) // 60)].append((d, receiver))
+    lag, cpu, roles = collections.defaultdict(int), collections.defaultdict(dict), set()
+    for s in samples:
+        m = int((s["t"] - start) // 60)
+        lag[m] = max(lag[m], (s.get("lag") or 0) + (s.get("pending") or 0))
+        for role, c in s.get("cpu", {}).items():
+            cpu[m][role] = cpu[m].get(role, 0) + c
+            roles.add(role)
+    roles = sorted(roles)
+    report.add("", "| minute | ETags/s in | answered late p99 (s) | notifications/s out (webhook) "
+               "| alertDelay p50 (s) | p99 | max | outbox lag + pending, max | faults |",
+               "|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for m in range(minutes):
+        hooks = [d for d, r in per[m] if r == "webhook"]
+        every = [d for d, _ in per[m]]
+        names = [f["name"] for f in faults if int((f["start"] - start) // 60) == m]
+        report.add("| %d | %.0f | %.2f | %.1f | %.3f | %.3f | %.3f | %d | %s |" % (
+            m, etags[m] / 60, lag99[m], len(hooks) / 60, quantile(every, 0.5),
+            quantile(every, 0.99), max(every) if every else float("nan"), lag[m],
+            ", ".join(names)))
+    report.add("", "CPU per component, in cores (CPU seconds / wall seconds) per minute:", "",
+               "| minute | " + " | ".join(roles) + " | all |",
+               "|---:|" + "---:|" * (len(roles) + 1))
+    for m in range(minutes):
+        wall = 60.0
+        row = [cpu[m].get(r, 0) / wall for r in roles]
+        report.add("| %d | " % m + " | ".join("%.2f" % c for c in row) + " | %.2f |" % sum(row))
+    return minutes
+
+
+def fault_table(run, dels, faults, report):
+    if not faults:
+        return
+    report.add("", "Each fault's deliveries are those that waited while it was on (due before its "
+               "end, delivered after its start); it is over when the last of them late (> 1 s) "
+               "arrives:", "", "| fault | at (s from start) | lasted (s) | its deliveries | late "
+               "| max alertDelay (s) | back under 1 s, from its start (s) |",
+               "|---|---:|---:|---:|---:|---:|---:|")
+    for f in faults:
+        # A delivery is the fault's when the fault was on while it waited (due to arrival).
+        mine = [(a, d) for a, d, _ in dels if a >= f["start"] and a - d <= f["end"]]
+        late = [(a, d) for a, d in mine if d > LATE]
+        back = max(a for a, _ in late) - f["start"] if late else 0.0
+        report.add("| %s | %.1f | %.1f | %d | %d | %.3f | %.1f |" % (
+            f["name"], f["start"] - run["start"], f["end"] - f["start"], len(mine), len(late),
+            max((d for _, d in mine), default=0.0), back))
+
+
+def plot(run, dels, faults, path):
+    if not shutil.which("gnuplot") or not dels:
+        return False
+    data = path + ".dat"
+    with open(data, "w") as f:
+        for a, d, receiver in dels:
+            f.write("%.3f %.4f %d\n" % (a - run["start"], max(d, 0.001), receiver == "e-mail"))
+    rects = "".join(
+        "set object %d rect from %.1f, graph 0 to %.1f, graph 1 fc rgb '#ffcccc' fs solid 0.5 "
+        "noborder behind; set label %d '%s' at %.1f, graph 0.97 rotate by 90 right font ',8';"
+        % (i + 1, f["start"] - run["start"], max(f["end"], f["start"] + 1) - run["start"], i + 1,
+           f["name"].replace("'", ""), f["start"] - run["start"] + 1)
+        for i, f in enumerate(faults))
+    script = ("set terminal pngcairo size 1000,480; set output '%s';"
+              "set title 'alertDelay at delivery, each notification (faults shaded)';"
+              "set logscale y; set ylabel 'seconds (log)'; set xlabel 'seconds from the start';"
+              "set yrange [0.001:*]; set key below; %s"
+              "plot '%s' using 1:($3==0?$2:1/0) with points pt 7 ps 0.3 lc rgb '#1f77b4' title 'webhook',"
+              " '' using 1:($3==1?$2:1/0) with points pt 7 ps 0.3 lc rgb '#2ca02c' title 'e-mail',"
+              " %g with lines lc rgb 'red' dt 2 title '1 s'" % (path, rects, data, LATE))
+    return subprocess.run(["gnuplot", "-e", script]).returncode == 0
+
+
+def check(out, reference=None, final=None, drained=True, devices=0, plot_path=None):
+    report = Report()
+    run, hooks, mails, hook500, ref, samples, faults = load(out, reference)
+    if run["start"] is None or run["end"] is None:
+        report.fail("the sender did not finish (no start or end line in sender.log)")
+        return report
+    dels = deliveries(hooks, mails, ref)
+    report.add("## alert pipeline end to end — %s, %d cameras, %d cores, %s" % (
+        time.strftime("%Y-%m-%d", time.gmtime(run["start"])), devices, os.cpu_count(),
+        "%d faults" % len(faults) if faults else "no faults"))
+    minute_table(run, dels, samples, faults, report)
+    steady = [d for a, d, _ in dels if a - run["start"] >= 60 and not in_fault_window(a, faults)]
+    report.add("", "alertDelay at delivery after the first minute%s: %d deliveries, p50 %.3f s, "
+               "p99 %.3f s, max %.3f s" % (
+                   " outside fault windows (a fault's start to 30 s after its end)" if faults else "",
+                   len(steady), quantile(steady, 0.5), quantile(steady, 0.99),
+                   max(steady, default=float("nan"))))
+    t = run["totals"]
+    seconds = run["end"] - run["start"]
+    report.add("sent: %d ETags in %d batches (%.0f ETags/s over %.0f s), %d batches retried, %d "
+               "dropped; webhook 500 answers: %d" % (
+                   t.get("etags", 0), t.get("batches", 0), t.get("etags", 0) / max(seconds, 1),
+                   seconds, t.get("retries", 0), t.get("dropped", 0), hook500))
+    fault_table(run, dels, faults, report)
+    compare(ref, hooks, mails, report)
+    if t.get("dropped", 0):
+        report.fail("%d batches were dropped by the sender" % t["dropped"])
+    if final is not None:
+        if final.get("deadletter"):
+            report.fail("%d entries were dead-lettered" % final["deadletter"])
+        report.add("", "outbox at the end: lag %s, pending %s, dead letters %s; Redis used "
+                   "memory %s B" % (final.get("lag"), final.get("pending"),
+                                   final.get("deadletter"), final.get("redis_used")))
+    if not drained:
+        report.fail("the outbox was not drained after the stream")
+    if samples:
+        first, last = samples[min(len(samples) - 1, 12)], samples[-1]
+        report.add("RSS (MB) after the first minute -> at the end: " + ", ".join(
+            "%s %.0f -> %.0f" % (r, first["rss_kb"].get(r, 0) / 1024, last["rss_kb"].get(r, 0) / 1024)
+            for r in sorted(last["rss_kb"])) + "; Redis used memory %.0f -> %.0f MB" % (
+            (first.get("redis_used") or 0) / 2**20, (last.get("redis_used") or 0) / 2**20))
+    path = plot_path or os.path.join(out, "delay.png")
+    if plot(run, dels, faults, path):
+        report.add("", "plot: " + path)
+    report.add("", "verdict: " + ("PASS" if report.ok else "FAIL"))
+    return report
+
+
+def self_test():
+    """The checker must see a lost, a doubled and an unexpected delivery."""
+    import tempfile
+    d = tempfile.mkdtemp(prefix="fleet-check-")
+    t0 = 1764460800.0
+    with open(os.path.join(d, "sender.log"), "w") as f:
+        f.write("start %.3f devices 10 minutes 1 batch 10\n" % t0)
+        f.write("tick %.3f etags 100 batches 10 retries 0 lag_p50 0.01 lag_p99 0.02 lag_max 0.03\n" % (t0 + 10))
+        f.write("end %.3f etags 100 batches 10 retries 0 dropped 0\n" % (t0 + 61))
+    with open(os.path.join(d, "reference.txt"), "w") as f:
+        f.write("k1 1 Offline %.3f\nk2 0 Motion %.3f\nk3 1 Online %.3f\n" % (t0 + 1, t0 + 2, t0 + 3))
+    good_hooks = "hook k1 %.3f %.3f\nhook k2 %.3f %.3f\nhook k3 %.3f %.3f\n" % (
+        t0 + 1.1, t0 + 1, t0 + 2.1, t0 + 2, t0 + 3.2, t0 + 3)
+    good_mails = "mail k1 %.3f 1\nmail k3 %.3f 1\n" % (t0 + 1.2, t0 + 3.3)
+    cases = [
+        (good_hooks, good_mails, True),
+        (good_hooks.replace("hook k2", "hook k9"), good_mails, False),  # lost and unexpected
+        (good_hooks + "hook k1 %.3f %.3f\n" % (t0 + 5, t0 + 1), good_mails, False),  # twice
+        (good_hooks, "mail k1 %.3f 1\n" % (t0 + 1.2), False),  # an e-mail lost
+    ]
+    for hooks, mails, ok in cases:
+        with open(os.path.join(d, "hook.log"), "w") as f:
+            f.write(hooks)
+        with open(os.path.join(d, "smtp.log"), "w") as f:
+            f.write(mails)
+        r = check(d, reference=os.path.join(d, "reference.txt"), final={"deadletter": 0},
+                  plot_path=os.path.join(d, "p.png"))
+        if r.ok != ok:
+            print(r.text)
+            print("fleet_check self-test: expected ok=%s" % ok)
+            return 1
+    r = check(d, reference=os.path.join(d, "reference.txt"), final={"deadletter": 2},
+              plot_path=os.path.join(d, "p.png"))
+    if r.ok:
+        print("fleet_check self-test: dead letters were not a failure")
+        return 1
+    shutil.rmtree(d)
+    print("fleet_check self-test: passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(self_test() if sys.argv[1:] == ["--self-test"] else 2)
