@@ -154,32 +154,37 @@ def minute_table(run, dels, samples, faults, report):
     per = collections.defaultdict(list)
     for a, d, receiver in dels:
         per[int((a - start) // 60)].append((d, receiver))
-    lag, cpu, roles = collections.defaultdict(int), collections.defaultdict(dict), set()
+    lag, pending = collections.defaultdict(float), collections.defaultdict(int)
+    cpu, roles = collections.defaultdict(dict), set()
     for s in samples:
         m = int((s["t"] - start) // 60)
-        lag[m] = max(lag[m], (s.get("lag") or 0) + (s.get("pending") or 0))
+        lag[m] = max(lag[m], s.get("behind_s") or 0)
+        pending[m] = max(pending[m], s.get("pending") or 0)
         for role, c in s.get("cpu", {}).items():
             cpu[m][role] = cpu[m].get(role, 0) + c
             roles.add(role)
-    roles = sorted(roles)
+    roles = sorted(roles - {"machine"}) + (["machine"] if "machine" in roles else [])
     report.add("", "| minute | ETags/s in | answered late p99 (s) | notifications/s out (webhook) "
-               "| alertDelay p50 (s) | p99 | max | outbox lag + pending, max | faults |",
-               "|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+               "| alertDelay p50 (s) | p99 | max | outbox read behind, max (s) | outbox pending, max "
+               "| faults |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for m in range(minutes):
         hooks = [d for d, r in per[m] if r == "webhook"]
         every = [d for d, _ in per[m]]
         names = [f["name"] for f in faults if int((f["start"] - start) // 60) == m]
-        report.add("| %d | %.0f | %.2f | %.1f | %.3f | %.3f | %.3f | %d | %s |" % (
+        report.add("| %d | %.0f | %.2f | %.1f | %.3f | %.3f | %.3f | %.1f | %d | %s |" % (
             m, etags[m] / 60, lag99[m], len(hooks) / 60, quantile(every, 0.5),
-            quantile(every, 0.99), max(every) if every else float("nan"), lag[m],
+            quantile(every, 0.99), max(every) if every else float("nan"), lag[m], pending[m],
             ", ".join(names)))
-    report.add("", "CPU per component, in cores (CPU seconds / wall seconds) per minute:", "",
+    report.add("", "CPU per component, in cores (CPU seconds / wall seconds) per minute; `machine` "
+               "is the whole machine's busy time (these and everything else, the kernel's "
+               "work included), `all` the components' sum:", "",
                "| minute | " + " | ".join(roles) + " | all |",
                "|---:|" + "---:|" * (len(roles) + 1))
     for m in range(minutes):
         wall = 60.0
         row = [cpu[m].get(r, 0) / wall for r in roles]
-        report.add("| %d | " % m + " | ".join("%.2f" % c for c in row) + " | %.2f |" % sum(row))
+        report.add("| %d | " % m + " | ".join("%.2f" % c for c in row) + " | %.2f |" % (
+            sum(row) - (row[-1] if roles and roles[-1] == "machine" else 0)))
     return minutes
 
 
@@ -193,7 +198,8 @@ def fault_table(run, dels, faults, report):
                "|---|---:|---:|---:|---:|---:|---:|")
     for f in faults:
         # A delivery is the fault's when the fault was on while it waited (due to arrival).
-        mine = [(a, d) for a, d, _ in dels if a >= f["start"] and a - d <= f["end"]]
+        mine = [(a, d) for a, d, r in dels if a >= f["start"] and a - d <= f["end"]
+                and f.get("receiver") in (None, r)]
         late = [(a, d) for a, d in mine if d > LATE]
         back = max(a for a, _ in late) - f["start"] if late else 0.0
         report.add("| %s | %.1f | %.1f | %d | %d | %.3f | %.1f |" % (
@@ -254,9 +260,10 @@ def check(out, reference=None, final=None, drained=True, devices=0, plot_path=No
     if final is not None:
         if final.get("deadletter"):
             report.fail("%d entries were dead-lettered" % final["deadletter"])
-        report.add("", "outbox at the end: lag %s, pending %s, dead letters %s; Redis used "
-                   "memory %s B" % (final.get("lag"), final.get("pending"),
-                                   final.get("deadletter"), final.get("redis_used")))
+        report.add("", "outbox at the end: %s entries, read to %s of %s, pending %s, dead letters "
+                   "%s; Redis used memory %s B" % (
+                       final.get("outbox_length"), final.get("read_to"), final.get("last_id"),
+                       final.get("pending"), final.get("deadletter"), final.get("redis_used")))
     if not drained:
         report.fail("the outbox was not drained after the stream")
     if samples:
