@@ -37,6 +37,11 @@ refused "--webhook-auth-file: no webhook named 'ops' (give --webhook first)" \
     --webhook-auth-file ops=/dev/null --webhook ops=http://x/
 refused "nothing to deliver to: give --smtp and/or --webhook" --timeout 5
 refused "--smtp-require-tls needs --smtp" --webhook http://x/ --smtp-require-tls
+# The replicas that must confirm what is read (the actions' variables, read the same way).
+ALERT_REDIS_MIN_REPLICAS=two refused \
+    "ALERT_REDIS_MIN_REPLICAS: 'two' is not a number from 0.000000 to 100.000000" --webhook http://x/
+ALERT_REDIS_WAIT_MS=0.5 refused "ALERT_REDIS_WAIT_MS: '0.5' is not a number from 1.000000 to 600000.000000" \
+    --webhook http://x/
 
 for help in -h --help; do
     text=$("$alertgw" "$help")

@@ -254,6 +254,12 @@ void read_redis_environment(options& settings) {
     read_redis_credentials(settings.redis);  // the actions' variables, files included
     if (const std::string prefix = env("ALERT_REDIS_PREFIX"); !prefix.empty())
         settings.prefix = prefix;
+    settings.min_replicas = sentinels.empty() ? 0 : 1;
+    if (const std::string n = env("ALERT_REDIS_MIN_REPLICAS"); !n.empty())
+        settings.min_replicas = integer("ALERT_REDIS_MIN_REPLICAS", n, 0, 100);
+    if (const std::string ms = env("ALERT_REDIS_WAIT_MS"); !ms.empty())
+        settings.wait_for_replicas =
+            std::chrono::milliseconds(integer("ALERT_REDIS_WAIT_MS", ms, 1, 600000));
 }
 
 /// Secrets from the environment: the value, or the file ..._FILE names (flags win).

@@ -26,6 +26,11 @@ struct smtp_target {
 
 struct options {
     redis_url redis;
+    // Entries are delivered once this many replicas confirm them (WAIT after each read), for up
+    // to wait_for_replicas: ALERT_REDIS_MIN_REPLICAS (default 1 with sentinels, else 0: no
+    // WAIT) and ALERT_REDIS_WAIT_MS (1000), the actions' variables.
+    int min_replicas = 0;
+    std::chrono::milliseconds wait_for_replicas{1000};
     std::string prefix = "alerts:";
     smtp_target smtp;
     std::string from = "alertgw@localhost";

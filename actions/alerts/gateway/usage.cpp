@@ -25,6 +25,10 @@ environment:
   ALERT_REDIS_SENTINEL_PASSWORD_FILE
                        the same to the sentinels
   ALERT_REDIS_PREFIX   prefix of the Redis keys (default "alerts:"), as for the actions
+  ALERT_REDIS_MIN_REPLICAS, ALERT_REDIS_WAIT_MS
+                       entries are delivered once that many replicas confirm them (WAIT
+                       after each read, up to that many ms; defaults 1 with sentinels, else
+                       0, and 1000): a primary cut off from its replicas hands out nothing
   ALERTGW_SMTP_USER, ALERTGW_SMTP_PASSWORD, ALERTGW_SMTP_PASSWORD_FILE
                        SMTP login (the password, or a file holding it)
   ALERTGW_SMTP_CA_FILE certificates to trust for the SMTP server's TLS (as --smtp-ca-file)

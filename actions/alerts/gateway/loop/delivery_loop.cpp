@@ -104,6 +104,7 @@ bool delivery_loop::start_up() {
             for (;;) {
                 const auto records = outbox_.read_own_pending(cursor, 256);
                 if (records.empty()) break;
+                outbox_.confirm_replicated(settings_.min_replicas, settings_.wait_for_replicas);
                 take(records, true);
                 if (ledger_.room() == 0) break;
             }
@@ -220,8 +221,11 @@ void delivery_loop::housekeeping(steady_time now) {
         next_claim_ = now + claim_every;
         std::string cursor = "0-0";
         for (int round = 0; round < 8 && free_room() > 0; ++round) {
-            take(outbox_.claim(settings_.claim_after, cursor, std::min(CLAIM_BATCH, free_room())),
-                 true);
+            const std::vector<outbox_record> claimed =
+                outbox_.claim(settings_.claim_after, cursor, std::min(CLAIM_BATCH, free_room()));
+            if (!claimed.empty())
+                outbox_.confirm_replicated(settings_.min_replicas, settings_.wait_for_replicas);
+            take(claimed, true);
             if (cursor == "0-0" || cursor.empty()) break;
         }
     }
@@ -269,6 +273,11 @@ void delivery_loop::ask_for_more(steady_time now) {
 void delivery_loop::take_answer() {
     try {
         const std::vector<outbox_record> records = reader_.new_records();
+        // Not confirmed by a replica: the read fails, its connection goes (the next one asks
+        // the sentinels where the primary is), and the entries stay pending for this consumer,
+        // claimed again once idle for --claim-after (from the new primary after a failover).
+        if (!records.empty())
+            reader_.confirm_replicated(settings_.min_replicas, settings_.wait_for_replicas);
         asking_ = false;
         asked_ = 0;
         take(records, false);

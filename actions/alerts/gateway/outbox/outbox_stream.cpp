@@ -102,6 +102,20 @@ std::vector<outbox_record> outbox_stream::new_records() {
     return records_of(first_stream_entries(reply.get()));
 }
 
+void outbox_stream::confirm_replicated(int replicas, std::chrono::milliseconds wait) {
+    if (replicas <= 0) return;
+    redis_.append({"WAIT", std::to_string(replicas), std::to_string(wait.count())});
+    const redis_reply reply = redis_.reply();
+    const long long confirmed = reply->type == REDIS_REPLY_INTEGER ? reply->integer : -1;
+    if (confirmed < replicas) {
+        throw redis_error(
+            "redis " + redis_.label() +
+            ": entries read there not confirmed by a replica (WAIT: " + std::to_string(confirmed) +
+            " of " + std::to_string(replicas) + " within " + std::to_string(wait.count()) +
+            " ms): not delivered from a primary a failover may discard; read again");
+    }
+}
+
 std::vector<outbox_record> outbox_stream::read_own_pending(std::string& cursor, std::size_t count) {
     redis_.append({"XREADGROUP", "GROUP", GROUP, consumer_, "COUNT", std::to_string(count),
                    "STREAMS", outbox_, cursor});

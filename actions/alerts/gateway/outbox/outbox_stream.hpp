@@ -43,6 +43,10 @@ public:
     /// Entries idle for `idle` with another consumer (XAUTOCLAIM from `cursor`, moved on).
     std::vector<outbox_record> claim(std::chrono::milliseconds idle, std::string& cursor,
                                      std::size_t count);
+    /// Throws redis_error unless `replicas` replicas have every write of this connection (WAIT,
+    /// up to `wait`): after a read, that they have the entries read, so a primary cut off from
+    /// its replicas (whose writes a failover discards) hands out nothing to deliver.
+    void confirm_replicated(int replicas, std::chrono::milliseconds wait);
     /// The progress hashes of `ids`, in order.
     std::vector<std::map<std::string, std::string>> progress_of(
         const std::vector<std::string>& ids);
