@@ -5,12 +5,14 @@
   smtp.log       fleet_sink --smtp: `mail <dedupKey> <arrival> <recipients>`, `down|up <t>`
   samples.jsonl  every 5 s: CPU seconds per component, RSS, the outbox group's lag and pending,
                  Redis memory, dead letters
-  faults.json    [{name, start, end}]
+  faults.json    [{name, start, end, receiver}]
   reference.txt  the memory-only run: `<dedupKey> <has e-mail 0|1> <notifType> <due>`
+  alertgw*.out   the gateways' delivery lines (`dedupKey=… entry=…`)
 
 check() compares the deliveries with the reference — every notification at the webhook, every
-one with recipients in the mailbox, none twice at either (by dedupKey), none the reference lacks
-— and reports per minute ETags/s in, notifications/s out, alertDelay at delivery (arrival −
+one with recipients in the mailbox, none the reference lacks, none decided twice (a dedupKey
+at a receiver from two outbox entries; a repeat from one entry is alertgw's at-least-once
+re-send after a fault lost its record, reported apart) — and reports per minute ETags/s in, notifications/s out, alertDelay at delivery (arrival −
 due) p50/p99/max, the outbox's lag, each component's CPU in cores, and per fault the time until
 deliveries were back under 1 s. `python3 fleet_check.py --self-test` checks the checker.
 """
