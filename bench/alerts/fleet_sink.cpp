@@ -18,7 +18,7 @@
 //
 // arrival is when the request or the message's end of data was read; due is the notification's
 // publishTs - alertDelay (both seconds in alertgw's JSON: docs/alerts.md), the time it was due,
-// in milliseconds; a key or due that is missing is "-". stdout is flushed every 100 ms, whenever
+// to the millisecond; a key or due that is missing is "-". stdout is flushed every 100 ms, whenever
 // 1000 lines are waiting, and at SIGTERM or SIGINT (then exit 0).
 //
 // Faults on demand, for the report to show alertgw riding them out:
