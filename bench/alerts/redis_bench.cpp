@@ -1,7 +1,8 @@
 // redis_bench.cpp — where the Redis store's time goes per batch, inside one process (no proxy,
 // no HTTP, no JSON): the generator's stream for N devices in batches of B, one warm-up minute,
 // then M timed minutes through (a) the memory store and (b) the Redis store at --redis (a
-// running redis-server; bench/alerts/redis-profile starts one). For each: wall time and
+// running redis-server, e.g. `redis-server --port 0 --unixsocket /tmp/r.sock --save ''
+// --appendonly no`). For each: wall time and
 // thread CPU time per batch (wall - CPU = waiting for Redis), round trips and commits per
 // batch, notifications. The two cores give the same notifications (checked).
 //
@@ -14,6 +15,8 @@
 //   alerts_redis_bench --redis unix:///path/redis.sock [--devices 300000] [--batch 1000]
 //                      [--minutes 1] [--max-batches K] [--seed 1] [--memory 0|1]
 //                      [--min-replicas R]   WAIT for R replicas after each commit that wrote
+//                      [--bridge-size N] [--bridge-outage F]   the fleet's topology: groups of
+//                                     a bridge and N cameras, a fraction F of bridges going down
 #include <time.h>
 #include <valgrind/callgrind.h>
 
@@ -115,6 +118,10 @@ bool parse_args(int argc, char** argv, options& o) {
             o.memory = v == "1";
         else if (a == "--min-replicas")
             o.min_replicas = std::stoi(v);
+        else if (a == "--bridge-size")
+            o.gen.bridge_size = static_cast<std::uint32_t>(std::stoul(v));
+        else if (a == "--bridge-outage")
+            o.gen.bridge_outage_fraction = std::stod(v);
         else
             return false;
     }
@@ -128,7 +135,7 @@ int main(int argc, char** argv) {
     if (!parse_args(argc, argv, o)) {
         std::fprintf(stderr, "usage: alerts_redis_bench --redis URL [--devices N] [--batch B] "
                              "[--minutes M] [--max-batches K] [--seed S] [--memory 0|1] "
-                             "[--min-replicas R]\n");
+                             "[--min-replicas R] [--bridge-size N] [--bridge-outage F]\n");
         return 2;
     }
     const auto cfg =

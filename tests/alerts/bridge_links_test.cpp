@@ -66,3 +66,59 @@ TEST_CASE("bridge links: a config without bridges has none, and a rebuild replac
     CHECK(links.empty());
     CHECK(linked(links, "site", "c1").empty());
 }
+
+TEST_CASE("bridge links: by config index, the same links as by names, each naming its device") {
+    const auto config = make_config(bridged());
+    bridge_links links;
+    links.build(*config);
+    for (const account_config& a : config->accounts) {
+        for (const auto& [id, index] : a.devices) {
+            CAPTURE(id);
+            const auto by_names = links.of(a.id, id, alert_core::device_key_hash(a.id, id));
+            const auto by_index = links.of_config(static_cast<std::uint32_t>(index));
+            REQUIRE(by_index.end() - by_index.begin() == by_names.end() - by_names.begin());
+            for (auto n = by_names.begin(), i = by_index.begin(); n != by_names.end(); ++n, ++i) {
+                CHECK(n->device == i->device);
+                REQUIRE(i->cfg != bridge_links::NO_CONFIG);
+                CHECK(config->devices[i->cfg].id == i->device);
+            }
+        }
+    }
+    links.build(*make_config(sample_config()));
+    CHECK(links.of_config(0).begin() == links.of_config(0).end());
+}
+
+// The core's device of a config index is the one its names find: for devices seen before the
+// config that moved every index, after it, and none for a device not seen yet.
+TEST_CASE("alert_core: configured_device follows the config's indices across a config change") {
+    alert_core core;
+    nlohmann::json j = bridged();
+    core.set_config(make_config(j));
+    core.process({heartbeat("c1", T0, device_state::online, {}, "site"),
+                  heartbeat("br", T0, device_state::online, {}, "site")},
+                 T0);
+    auto check = [&core](const std::vector<std::string>& unseen) {
+        const alert_config& cfg = *core.config();
+        for (const account_config& a : cfg.accounts) {
+            for (const auto& [id, index] : a.devices) {
+                CAPTURE(id);
+                const std::uint32_t found = core.find_device(a.id, id);
+                CHECK(core.configured_device(static_cast<std::uint32_t>(index)) == found);
+                const bool not_seen =
+                    std::find(unseen.begin(), unseen.end(), id) != unseen.end() || a.id != "site";
+                CHECK((found == string_interner::npos) == not_seen);
+            }
+        }
+    };
+    check({"c2", "solo"});
+    // New devices ahead of them in the config's order move every index.
+    j["accounts"]["site"]["devices"]["a0"] = {{"bridge", "br"}};
+    j["accounts"]["aaa"] = {{"recipients", {"x@y"}},
+                            {"devices", {{"z", nlohmann::json::object()}}}};
+    core.set_config(make_config(j));
+    check({"c2", "solo", "a0"});
+    core.process({heartbeat("a0", T0 + 1, device_state::online, {}, "site"),
+                  heartbeat("c2", T0 + 1, device_state::online, {}, "site")},
+                 T0 + 1);
+    check({"solo"});
+}

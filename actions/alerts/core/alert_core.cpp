@@ -60,6 +60,7 @@ void alert_core::bind_accounts() {
 }
 
 void alert_core::bind_devices() {
+    cfg_devices_.assign(config_->devices.size(), string_interner::npos);
     for (std::uint32_t i = 0; i < slots_.size(); ++i) {
         device_slot& d = slots_[i];
         d.cfg = -1;
@@ -67,7 +68,9 @@ void alert_core::bind_devices() {
         if (acfg < 0) continue;
         const auto& devices = config_->accounts[static_cast<std::size_t>(acfg)].devices;
         auto it = devices.find(std::string(device_id(i)));
-        if (it != devices.end()) d.cfg = static_cast<std::int32_t>(it->second);
+        if (it == devices.end()) continue;
+        d.cfg = static_cast<std::int32_t>(it->second);
+        cfg_devices_[it->second] = i;
     }
 }
 
@@ -97,7 +100,10 @@ std::uint32_t alert_core::intern_device(std::uint32_t account, std::string_view 
     if (acfg >= 0) {
         const auto& devices = config_->accounts[static_cast<std::size_t>(acfg)].devices;
         auto it = devices.find(std::string(device));
-        if (it != devices.end()) d.cfg = static_cast<std::int32_t>(it->second);
+        if (it != devices.end()) {
+            d.cfg = static_cast<std::int32_t>(it->second);
+            cfg_devices_[it->second] = index;
+        }
     }
     // Grown by half, not doubled: on average a quarter of the capacity unused instead of half
     // (the slots are most of a device's memory; the copies cost little against a batch).

@@ -78,6 +78,10 @@ public:
     /// The same when the caller has device_key_hash(account, device) already.
     std::uint32_t find_device(std::string_view account, std::string_view device,
                               std::uint64_t device_key_hash) const;
+    /// The device of the config's device `cfg` (an index into config()->devices), or
+    /// string_interner::npos while it has not been seen: find_device without hashing or
+    /// comparing names (bridges and their cameras are looked up by their config index).
+    std::uint32_t configured_device(std::uint32_t cfg) const { return cfg_devices_[cfg]; }
 
     std::size_t device_count() const { return slots_.size(); }
     std::size_t pending() const { return pending_; }
@@ -188,7 +192,6 @@ private:
     void inhibit_members(std::uint32_t bridge, notification& n);
     void reschedule_members(std::uint32_t bridge);
     void sweep_noise();
-    std::uint32_t member_slot(std::uint32_t device, std::uint32_t member_cfg) const;
     void emit(notification n, std::string_view event_id = {});
     // core_sites.cpp: sites' arming schedules and tamper detection.
     const site_config* site_of(std::uint32_t device) const;
@@ -231,6 +234,7 @@ private:
     std::vector<account_entry> accounts_;
     string_interner device_keys_;  // key: 4-byte account index + device id
     std::vector<device_slot> slots_;
+    std::vector<std::uint32_t> cfg_devices_;  // config device index -> device (npos: not seen)
     timer_heap timers_;
     recent_ids ids_;
     std::unordered_map<std::uint64_t, cooldown_entry> cooldowns_;

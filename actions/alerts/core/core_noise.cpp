@@ -222,11 +222,7 @@ void alert_core::set_silences(std::shared_ptr<const silence_set> silences) {
 std::uint32_t alert_core::bridge_of(std::uint32_t device) const {
     const device_config* cfg = device_cfg(device);
     if (!cfg || cfg->bridge_cfg < 0) return NPOS;
-    return member_slot(device, static_cast<std::uint32_t>(cfg->bridge_cfg));
-}
-
-std::uint32_t alert_core::member_slot(std::uint32_t device, std::uint32_t member_cfg) const {
-    return find_device(account_id(slots_[device].account), config_->devices[member_cfg].id);
+    return configured_device(static_cast<std::uint32_t>(cfg->bridge_cfg));  // same account
 }
 
 // The bridge a down device's Offline defers to: down, not flapping, and gone down no later than
@@ -381,7 +377,7 @@ void alert_core::inhibit_members(std::uint32_t bridge, notification& n) {
     n.has_affected = true;
     n.affected_at = static_cast<std::uint32_t>(result_.affected.size());
     for (std::uint32_t m : cfg->members) {
-        const std::uint32_t member = member_slot(bridge, m);
+        const std::uint32_t member = configured_device(m);
         if (member == NPOS) continue;  // never seen: online
         const device_slot& md = slots_[member];
         if (!down(md.state) || !hold_pending(md) || (md.flags & (SLOT_FLAPPING | SLOT_INHIBITED)) ||
@@ -414,7 +410,7 @@ void alert_core::sweep_noise() {
 void alert_core::reschedule_members(std::uint32_t bridge) {
     const device_config* cfg = device_cfg(bridge);
     for (std::uint32_t m : cfg->members) {
-        const std::uint32_t member = member_slot(bridge, m);
+        const std::uint32_t member = configured_device(m);
         if (member != NPOS && hold_pending(slots_[member])) schedule(member);
     }
 }

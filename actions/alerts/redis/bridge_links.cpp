@@ -9,23 +9,31 @@ void bridge_links::build(const alert_config& config) {
     entries_.clear();
     targets_.clear();
     index_.clear();
+    by_config_.clear();
     for (const account_config& a : config.accounts) {
         for (const auto& entry : a.devices) {
             const device_config& d = config.devices[entry.second];
             if (d.bridge_cfg >= 0 || !d.members.empty() || (d.site >= 0 && a.grouping.enabled))
-                add(config, a, d);
+                add(config, a, entry.second);
         }
+    }
+    if (!entries_.empty()) {  // a config without links keeps no table of its devices either
+        by_config_.assign(config.devices.size(), NO_CONFIG);
+        for (std::uint32_t i = 0; i < entries_.size(); ++i) by_config_[entries_[i].cfg] = i;
     }
 }
 
 // One device of a bridge group (a bridge, a camera behind one): its bridge, its cameras; and a
 // device of a site whose account groups: the site's group.
 void bridge_links::add(const alert_config& config, const account_config& account,
-                       const device_config& device) {
-    link_entry e{account.id, device.id, static_cast<std::uint32_t>(targets_.size()), 0};
+                       std::size_t index) {
+    const device_config& device = config.devices[index];
+    link_entry e{account.id, device.id, static_cast<std::uint32_t>(targets_.size()), 0,
+                 static_cast<std::uint32_t>(index)};
     auto target = [&](std::size_t k) {
         const std::string& id = config.devices[k].id;
-        targets_.push_back({account.id, id, alert_core::device_key_hash(account.id, id)});
+        targets_.push_back({account.id, id, alert_core::device_key_hash(account.id, id),
+                            static_cast<std::uint32_t>(k)});
     };
     if (device.bridge_cfg >= 0) target(static_cast<std::size_t>(device.bridge_cfg));
     for (std::uint32_t m : device.members) target(m);

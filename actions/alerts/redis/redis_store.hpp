@@ -116,6 +116,8 @@ private:
 
     void collect_keys(const alert_core& core, const std::vector<etag>& batch);
     void add_linked(const alert_core& core, std::size_t from, std::size_t to, bool second);
+    bridge_links::range links_of_seen(const alert_core& core, std::uint32_t index) const;
+    static std::uint32_t linked_device(const alert_core& core, const bridge_links::linked& t);
     void grow_table();
     std::size_t find_position(std::string_view account, std::string_view device,
                               std::uint64_t h) const;

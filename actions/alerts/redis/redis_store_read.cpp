@@ -483,15 +483,32 @@ void redis_store::add_linked(const alert_core& core, std::size_t from, std::size
                              bool second) {
     for (std::size_t i = from; i < to; ++i) {
         const batch_device& d = batch_.devices[i];
-        for (const bridge_links::linked& t : links_.of(d.account, d.device, d.hash)) {
+        const bridge_links::range linked = d.index == string_interner::npos
+                                               ? links_.of(d.account, d.device, d.hash)
+                                               : links_of_seen(core, d.index);
+        for (const bridge_links::linked& t : linked) {
             grow_table();  // may move batch_.devices (d is not used after)
             const std::size_t before = batch_.devices.size();
             const std::size_t at = find_or_add(t.account, t.device, t.hash);
             if (batch_.devices.size() == before) continue;
-            batch_.devices[at].index = core.find_device(t.account, t.device, t.hash);
+            batch_.devices[at].index = linked_device(core, t);
             if (second) batch_.second.push_back(static_cast<std::uint32_t>(at));
         }
     }
+}
+
+// The links of a device the core has seen, by its config index. (Looked up by names, the links
+// and linked devices of a fleet behind bridges were most of a batch's CPU: perf of
+// bench/alerts/redis_bench --bridge-size 20.)
+bridge_links::range redis_store::links_of_seen(const alert_core& core, std::uint32_t index) const {
+    const std::int32_t cfg = core.slot(index).cfg;
+    return cfg < 0 ? bridge_links::range{} : links_.of_config(static_cast<std::uint32_t>(cfg));
+}
+
+// The core's index of a linked device (npos: not seen yet).
+std::uint32_t redis_store::linked_device(const alert_core& core, const bridge_links::linked& t) {
+    return t.cfg == bridge_links::NO_CONFIG ? core.find_device(t.account, t.device, t.hash)
+                                            : core.configured_device(t.cfg);
 }
 
 // Keeps batch_.table at most half full: rebuilds it twice as large over every device so far.
@@ -518,14 +535,10 @@ std::size_t redis_store::find_position(std::string_view account, std::string_vie
 // due: the core decided nothing of it that needs its cameras, which are not read then).
 void redis_store::list_checks(const alert_core& core, const std::vector<std::uint32_t>& written) {
     for (std::uint32_t d : written) {
-        const std::string_view account = core.account_id(core.slot(d).account);
-        const std::string_view device = core.device_id(d);
-        const auto linked =
-            links_.of(account, device, alert_core::device_key_hash(account, device));
-        for (const bridge_links::linked& t : linked) {
+        for (const bridge_links::linked& t : links_of_seen(core, d)) {
             const std::size_t at = find_position(t.account, t.device, t.hash);
             if (at == std::string::npos) continue;
-            const std::uint32_t index = core.find_device(t.account, t.device, t.hash);
+            const std::uint32_t index = linked_device(core, t);
             if (index != string_interner::npos &&
                 std::binary_search(written.begin(), written.end(), index)) {
                 continue;
