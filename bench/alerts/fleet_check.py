@@ -316,6 +316,19 @@ def check(out, reference=None, final=None, drained=True, devices=0, plot_path=No
             report.add("| %.0f | " % (p["t"] - run["start"]) + " | ".join(
                 "%.0f" % (p["rss_kb"].get(r, 0) / 1024) for r in sorted(points[-1]["rss_kb"])) +
                 " | %.1f | %.1f |" % (((p.get("redis_used") or 0) - box) / 2**20, box / 2**20))
+        # Which keys make Redis's memory (the sampler counts them once a minute).
+        counted = [s for s in steady if "keys" in s] or [s for s in samples if "keys" in s]
+        if counted:
+            points = [counted[0], counted[len(counted) // 2], counted[-1]]
+            points = [p for i, p in enumerate(points) if p not in points[:i]]
+            kinds = sorted(points[-1]["keys"], key=lambda k: -points[-1]["keys"][k][1])
+            report.add("", "Redis keys by kind (`alerts:<kind>`), keys and estimated MB, at " +
+                       " / ".join("%.0f s" % (p["t"] - run["start"]) for p in points) + ":", "",
+                       "| kind | keys | MB |", "|---|---:|---:|")
+            for k in kinds:
+                report.add("| %s | %s | %s |" % (k, " / ".join(
+                    str(p["keys"].get(k, [0, 0])[0]) for p in points), " / ".join(
+                    "%.1f" % (p["keys"].get(k, [0, 0])[1] / 2**20) for p in points)))
     path = plot_path or os.path.join(out, "delay.png")
     if plot(run, dels, faults, path):
         report.add("", "plot: " + path)
