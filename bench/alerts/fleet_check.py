@@ -318,10 +318,13 @@ def check(out, reference=None, final=None, drained=True, devices=0, plot_path=No
                 " | %.1f | %.1f |" % (((p.get("redis_used") or 0) - box) / 2**20, box / 2**20))
         # Which keys make Redis's memory (the sampler counts them once a minute).
         counted = [s for s in steady if "keys" in s] or [s for s in samples if "keys" in s]
+        if final and "keys" in final:
+            counted.append(final)  # drained, at the end
         if counted:
             points = [counted[0], counted[len(counted) // 2], counted[-1]]
             points = [p for i, p in enumerate(points) if p not in points[:i]]
-            kinds = sorted(points[-1]["keys"], key=lambda k: -points[-1]["keys"][k][1])
+            kinds = sorted({k for p in points for k in p["keys"]},
+                           key=lambda k: -points[-1]["keys"].get(k, [0, 0])[1])
             report.add("", "Redis keys by kind (`alerts:<kind>`), keys and estimated MB, at " +
                        " / ".join("%.0f s" % (p["t"] - run["start"]) for p in points) + ":", "",
                        "| kind | keys | MB |", "|---|---:|---:|")
@@ -377,6 +380,19 @@ def self_test():
               plot_path=os.path.join(d, "p.png"))
     if r.ok:
         print("fleet_check self-test: dead letters were not a failure")
+        return 1
+    # Memory: RSS per sample, Redis's keys by kind from the samples that counted them and the
+    # drained end.
+    with open(os.path.join(d, "samples.jsonl"), "w") as f:
+        for i, keys in enumerate([{"d": [5, 2**20]}, None, {"d": [7, 2**21], "i": [3, 0]}]):
+            s = {"t": t0 + 61 + 5 * i, "cpu": {}, "rss_kb": {"proxy": 1024}, "redis_used": 0}
+            f.write(json.dumps(dict(s, keys=keys) if keys else s) + "\n")
+    r = check(d, reference=os.path.join(d, "reference.txt"),
+              final={"deadletter": 0, "t": t0 + 80, "keys": {"d": [9, 3 * 2**20]}},
+              plot_path=os.path.join(d, "p.png"))
+    if "| d | 5 / 7 / 9 | 1.0 / 2.0 / 3.0 |" not in r.text or "| i | 0 / 3 / 0 |" not in r.text:
+        print(r.text)
+        print("fleet_check self-test: Redis's keys by kind are not reported as counted")
         return 1
     shutil.rmtree(d)
     print("fleet_check self-test: passed")
