@@ -154,7 +154,8 @@ TEST_CASE("json bounds: single entrypoint serves wide bodies in linear time, and
             << " ms");
 
     // A 4 MB object: while it is parsed, dumped, echoed and answered, /health keeps answering
-    // within a second.
+    // within a second (LINEAR_SECONDS: more in a sanitized build, where TSan took 1.3 s once on
+    // the shared 2 cores).
     size_t members = 0;
     const std::string big = wide_object_of_bytes(4u << 20, members);
     std::atomic<bool> done{false};
@@ -177,7 +178,7 @@ TEST_CASE("json bounds: single entrypoint serves wide bodies in linear time, and
     const http_reply answered = wide.get();
     CHECK_MESSAGE(answered.status == 200, "transport: " << answered.error);
     CHECK(json::parse(answered.body, nullptr, false).size() == members);
-    CHECK(slowest < std::chrono::seconds(1));
+    CHECK(slowest < std::chrono::duration<double>(LINEAR_SECONDS));
     MESSAGE(probes << " /health probes during the 4 MB body, slowest "
                    << std::chrono::duration_cast<std::chrono::milliseconds>(slowest).count()
                    << " ms");
