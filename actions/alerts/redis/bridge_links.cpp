@@ -9,7 +9,7 @@ void bridge_links::build(const alert_config& config) {
     entries_.clear();
     targets_.clear();
     index_.clear();
-    by_config_.clear();
+    by_config_.assign(config.devices.size(), NO_CONFIG);
     for (const account_config& a : config.accounts) {
         for (const auto& entry : a.devices) {
             const device_config& d = config.devices[entry.second];
@@ -17,10 +17,7 @@ void bridge_links::build(const alert_config& config) {
                 add(config, a, entry.second);
         }
     }
-    if (!entries_.empty()) {  // a config without links keeps no table of its devices either
-        by_config_.assign(config.devices.size(), NO_CONFIG);
-        for (std::uint32_t i = 0; i < entries_.size(); ++i) by_config_[entries_[i].cfg] = i;
-    }
+    if (entries_.empty()) by_config_ = {};  // a config without links keeps no table either
 }
 
 // One device of a bridge group (a bridge, a camera behind one): its bridge, its cameras; and a
@@ -28,8 +25,7 @@ void bridge_links::build(const alert_config& config) {
 void bridge_links::add(const alert_config& config, const account_config& account,
                        std::size_t index) {
     const device_config& device = config.devices[index];
-    link_entry e{account.id, device.id, static_cast<std::uint32_t>(targets_.size()), 0,
-                 static_cast<std::uint32_t>(index)};
+    link_entry e{account.id, device.id, static_cast<std::uint32_t>(targets_.size()), 0};
     auto target = [&](std::size_t k) {
         const std::string& id = config.devices[k].id;
         targets_.push_back({account.id, id, alert_core::device_key_hash(account.id, id),
@@ -44,6 +40,7 @@ void bridge_links::add(const alert_config& config, const account_config& account
     e.count = static_cast<std::uint32_t>(targets_.size()) - e.first;
     index_.emplace(alert_core::device_key_hash(account.id, device.id),
                    static_cast<std::uint32_t>(entries_.size()));
+    by_config_[index] = static_cast<std::uint32_t>(entries_.size());
     entries_.push_back(e);
 }
 

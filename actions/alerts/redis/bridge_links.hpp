@@ -50,7 +50,6 @@ private:
     struct link_entry {
         std::string_view account, device;
         std::uint32_t first = 0, count = 0;  // in targets_
-        std::uint32_t cfg = 0;               // the device's index in the config
     };
     void add(const alert_config& config, const account_config& account, std::size_t device);
 
